@@ -1,0 +1,1 @@
+"""Camera model and table geometry: image pixels to table millimetres at any height above the cloth."""

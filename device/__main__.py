@@ -1,0 +1,3 @@
+from device.cli import main
+
+raise SystemExit(main())

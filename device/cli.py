@@ -1,0 +1,81 @@
+"""The ``arbitro`` command line. Nothing but JSON on stdout; errors are one line on stderr and a non-zero exit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from rules.errors import LogError
+from rules.log import read_log
+from rules.match import Match, OptionError, parse_options
+from rules.registry import referee_for
+from rules.balls import DISCIPLINES
+
+EXIT_BAD_INPUT = 2
+
+
+class CliError(Exception):
+    """A problem to report to the user in one line."""
+
+
+def _json_line(obj: object, out: TextIO) -> None:
+    out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+
+
+def referee_command(args: argparse.Namespace, out: TextIO) -> int:
+    options = parse_options(args.option or [])
+    referee = referee_for(args.discipline, table=args.table, distance=args.distance, options=options)
+    if args.log == "-":
+        lines, source = sys.stdin, "stdin"
+    else:
+        path = Path(args.log)
+        if not path.is_file():
+            raise CliError(f"{args.log}: no such log file")
+        try:
+            lines, source = path.read_text(encoding="utf-8").splitlines(), path.name
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"{args.log}: cannot read ({exc})") from None
+    match = Match(referee)
+    for label, record in read_log(lines, referee.discipline, referee.table, source):
+        verdict = match.feed(record, label)
+        if verdict is not None:
+            _json_line(verdict.to_dict(), out)
+    _json_line({"match": match.summary()}, out)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arbitro", description="An automatic billiards referee.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ref = sub.add_parser("referee", help="judge a match log (JSON lines) and print one verdict per shot")
+    ref.add_argument("--discipline", required=True, choices=DISCIPLINES, metavar="NAME",
+                     help=f"one of: {', '.join(DISCIPLINES)}")
+    ref.add_argument("--distance", type=int, default=None, help="points to win (carom: the game's distance)")
+    ref.add_argument("--table", default=None, help="table preset (default: the discipline's)")
+    ref.add_argument("--option", action="append", metavar="KEY=VALUE", help="a discipline option; repeatable")
+    ref.add_argument("log", help="the match log (.jsonl), or - for standard input")
+    ref.set_defaults(run=referee_command)
+    return parser
+
+
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed its one-line usage error
+        return int(exc.code or 0) and EXIT_BAD_INPUT
+    try:
+        return args.run(args, sys.stdout)
+    except (LogError, OptionError, CliError) as exc:
+        print(f"arbitro: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,1 @@
+"""Pixels to events: detection, identity, tracking, events and shot segmentation."""
