@@ -1,0 +1,97 @@
+"""CameraModel: projection, the inverse through any plane, and the ball-centre parallax of DESIGN.md section 1."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from rules.tables import preset
+
+CAROM = preset("carom_match")
+R = CAROM.ball_radius
+
+
+def _grid(table, n: int = 9) -> np.ndarray:
+    xs, ys = np.meshgrid(np.linspace(0, table.width, n), np.linspace(0, table.length, n))
+    return np.stack([xs.ravel(), ys.ravel()], axis=-1)
+
+
+@pytest.mark.parametrize("dist", [(0, 0, 0, 0, 0), (-0.12, 0.03, 0.001, -0.0005, -0.002)])
+@pytest.mark.parametrize("tilt", [0.0, 12.0])
+@pytest.mark.parametrize("z", [0.0, R])
+def test_round_trip_table_image_table_is_exact(dist, tilt, z):
+    cam = CameraModel.overhead(CAROM, (1456, 1088), height_mm=2000, tilt_deg=tilt, dist=dist)
+    xy = _grid(CAROM)
+    px = cam.table_to_image(xy, z)
+    back = cam.image_to_table(px, z)
+    assert np.abs(back - xy).max() < 0.01
+
+
+def test_round_trip_image_table_image_is_exact():
+    cam = CameraModel.overhead(CAROM, (640, 480), dist=(-0.2, 0.05, 0, 0, 0))
+    px = np.stack(np.meshgrid(np.linspace(40, 600, 7), np.linspace(40, 440, 5)), axis=-1).reshape(-1, 2)
+    again = cam.table_to_image(cam.image_to_table(px, 10.0), 10.0)
+    assert np.abs(again - px).max() < 1e-6
+
+
+def test_overhead_camera_looks_down_on_the_table_centre():
+    cam = CameraModel.overhead(CAROM, (1456, 1088), height_mm=2000)
+    np.testing.assert_allclose(cam.camera_centre, [CAROM.width / 2, CAROM.length / 2, 2000], atol=1e-9)
+    centre_px = cam.table_to_image([CAROM.width / 2, CAROM.length / 2])
+    np.testing.assert_allclose(centre_px, [(1456 - 1) / 2, (1088 - 1) / 2], atol=1e-9)
+    # Orientation: the bottom cushion is on the image's left, the left cushion at its top.
+    bottom, top = cam.table_to_image([[CAROM.width / 2, 0.0], [CAROM.width / 2, CAROM.length]])
+    left, right = cam.table_to_image([[0.0, CAROM.length / 2], [CAROM.width, CAROM.length / 2]])
+    assert bottom[0] < top[0] and left[1] < right[1]
+    # The whole table is in view.
+    corners = cam.table_to_image([[0, 0], [CAROM.width, 0], [0, CAROM.length], [CAROM.width, CAROM.length]])
+    assert (corners >= 0).all() and (corners[:, 0] < 1456).all() and (corners[:, 1] < 1088).all()
+
+
+def test_project_matches_table_to_image_at_height():
+    cam = CameraModel.overhead(CAROM, (800, 600), tilt_deg=5, dist=(-0.05, 0, 0, 0, 0))
+    xy = _grid(CAROM, 4)
+    xyz = np.concatenate([xy, np.full((len(xy), 1), R)], axis=1)
+    np.testing.assert_allclose(cam.project(xyz), cam.table_to_image(xy, R))
+
+
+def test_ball_centre_parallax_near_the_far_cushion_from_2_m_is_about_20_mm():
+    """DESIGN.md section 1: a cloth homography puts a ball near the far cushion ~20 mm off; the z=R plane is exact."""
+    h = 2000.0
+    cam = CameraModel.overhead(CAROM, (1456, 1088), height_mm=h)
+    ball = np.array([CAROM.width / 2, CAROM.length - R])
+    px = cam.table_to_image(ball, R)
+    via_cloth = cam.image_to_table(px, 0.0)
+    via_centre_plane = cam.image_to_table(px, R)
+    d = ball[1] - CAROM.length / 2
+    expected = d * R / (h - R)  # similar triangles through the camera centre
+    error = np.linalg.norm(via_cloth - ball)
+    assert 19.0 < error < 23.0
+    assert error == pytest.approx(expected, rel=1e-6)
+    assert via_cloth[1] > ball[1]  # pushed away from the point under the camera
+    assert np.linalg.norm(via_centre_plane - ball) < 0.01
+
+
+def test_image_to_table_broadcasts_a_height_per_point():
+    cam = CameraModel.overhead(CAROM, (640, 480))
+    xy = np.array([[100.0, 200.0], [900.0, 2500.0]])
+    z = np.array([0.0, R])
+    np.testing.assert_allclose(cam.image_to_table(cam.table_to_image(xy, z), z), xy, atol=1e-6)
+
+
+def test_calibration_dict_round_trip_and_rejects_unknown_version():
+    cam = CameraModel.overhead(CAROM, (640, 480), tilt_deg=3, dist=(-0.1, 0.01, 0, 0, 0))
+    again = CameraModel.from_dict(cam.to_dict())
+    np.testing.assert_allclose(again.project([[10, 20, 30]]), cam.project([[10, 20, 30]]))
+    with pytest.raises(ValueError, match="version"):
+        CameraModel.from_dict({**cam.to_dict(), "version": 99})
+    with pytest.raises(ValueError, match="3x3"):
+        CameraModel((640, 480), np.eye(2), np.zeros(5), np.zeros(3), np.zeros(3))
+
+
+def test_nudged_camera_moves_the_image_slightly():
+    cam = CameraModel.overhead(CAROM, (640, 480))
+    nudged = cam.moved(d_rvec=(0.002, 0.0, 0.0))
+    shift = nudged.table_to_image([710, 1420]) - cam.table_to_image([710, 1420])
+    assert 0.2 < np.linalg.norm(shift) < 5.0
