@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import NoReturn, Sequence, TextIO
 
 from rules.errors import LogError
 from rules.log import read_log
@@ -19,6 +19,14 @@ EXIT_BAD_INPUT = 2
 
 class CliError(Exception):
     """A problem to report to the user in one line."""
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("arbitro")
+    except Exception:  # running from a source tree that was never installed
+        return "unknown"
 
 
 def _json_line(obj: object, out: TextIO) -> None:
@@ -47,9 +55,17 @@ def referee_command(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line (the full usage is one ``--help`` away)."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arbitro", description="An automatic billiards referee.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineParser(prog="arbitro", description="An automatic billiards referee.")
+    parser.add_argument("--version", action="version", version=f"arbitro {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
 
     ref = sub.add_parser("referee", help="judge a match log (JSON lines) and print one verdict per shot")
     ref.add_argument("--discipline", required=True, choices=DISCIPLINES, metavar="NAME",
@@ -68,8 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse already printed its one-line usage error
-        return int(exc.code or 0) and EXIT_BAD_INPUT
+    except SystemExit as exc:  # --help, --version, or a usage error already printed in one line
+        return int(exc.code or 0)
     try:
         return args.run(args, sys.stdout)
     except (LogError, OptionError, CliError) as exc:
