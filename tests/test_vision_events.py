@@ -1,0 +1,134 @@
+"""Events from ball paths: contacts confirmed by the paths, timed to a fraction of a frame."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rules.events import EventType
+from rules.tables import preset
+from tests.synthetic_paths import simulate
+from vision.events import find_events
+from vision.paths import Paths
+
+CAROM = preset("carom_match")
+POOL = preset("pool_9ft")
+
+
+def match_events(found, truth, tolerance=0.01):
+    """Pair found contacts with true ones of the same kind and balls; returns (time errors, misses, extras)."""
+    def key(kind, who):
+        return (kind, tuple(sorted(who))) if kind == "ball_ball" else (kind, who)
+
+    found_k = [(e.t, key(e.type.value, e.balls if e.balls else ((e.ball, e.cushion) if e.cushion else e.ball)))
+               for e in found if e.type in (EventType.BALL_BALL, EventType.CUSHION, EventType.STRIKE)]
+    truth_k = [(t, key(kind, who)) for t, kind, who in truth]
+    errors, used = [], set()
+    misses = 0
+    for t, k in truth_k:
+        best = min((abs(ft - t), n) for n, (ft, fk) in enumerate(found_k) if fk == k and n not in used) \
+            if any(fk == k and n not in used for n, (ft, fk) in enumerate(found_k)) else None
+        if best is None or best[0] > tolerance:
+            misses += 1
+        else:
+            used.add(best[1])
+            errors.append(best[0])
+    return errors, misses, len(found_k) - len(used)
+
+
+LAYOUTS = [
+    ({"spot": (700, 600), "white": (300, 1500), "red": (1000, 2000)}, {"spot": (600, 2400)}),
+    ({"spot": (400, 500), "white": (900, 1200), "red": (600, 2300)}, {"spot": (1500, 1900)}),
+    ({"spot": (1000, 400), "white": (200, 2500), "red": (700, 1420)}, {"spot": (-900, 2800)}),
+    ({"spot": (710, 710), "white": (527, 710), "red": (710, 2130)}, {"spot": (60, 3000)}),
+]
+
+
+@pytest.mark.parametrize("layout, velocity", LAYOUTS)
+def test_contacts_are_found_and_timed_within_2_ms_at_60_fps(layout, velocity):
+    paths, truth = simulate(CAROM, layout, velocity, 4.0, noise_mm=0.3, step=1e-4)
+    found = find_events(paths, CAROM).events
+    errors, misses, extras = match_events(found, truth)
+    assert misses == 0 and extras == 0, (found, truth)
+    assert np.median(errors) < 0.002 and max(errors) < 0.006
+
+
+def test_a_near_miss_is_not_a_contact():
+    """The cue ball passes the red 3 mm clear: the paths come within a frame's travel but never change."""
+    r2 = 2 * CAROM.ball_radius
+    layout = {"spot": (500.0, 500.0), "red": (500.0 + r2 + 3.0, 1400.0), "white": (1200.0, 2600.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (0.0, 2500.0)}, 0.8, noise_mm=0.3, step=1e-4)
+    found = find_events(paths, CAROM).events
+    assert not [e for e in found if e.type is EventType.BALL_BALL]
+    assert not [t for t in truth if t[1] == "ball_ball"]
+
+
+def test_a_thin_cut_is_a_contact():
+    r2 = 2 * CAROM.ball_radius
+    layout = {"spot": (500.0, 500.0), "red": (500.0 + r2 - 6.0, 1400.0), "white": (1200.0, 2600.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (0.0, 2500.0)}, 0.8, noise_mm=0.3, step=1e-4)
+    errors, misses, extras = match_events(find_events(paths, CAROM).events, truth)
+    assert misses == 0 and extras == 0
+
+
+def test_a_ball_set_moving_without_a_contact_after_the_strike_was_touched():
+    layout = {"spot": (300.0, 300.0), "white": (1100.0, 2500.0), "red": (1100.0, 400.0)}
+    paths, _ = simulate(CAROM, layout, {"spot": (0.0, 800.0)}, 1.5, noise_mm=0.3, step=1e-4)
+    # A hand pushes the white at t = 0.8 s: splice a second motion into its path.
+    t = paths.t
+    xy = paths.xy.copy()
+    w = paths.index("white")
+    moving = t > 0.8
+    xy[w, moving, 0] -= (t[moving] - 0.8) * 300.0
+    found = find_events(Paths(paths.balls, t, xy), CAROM).events
+    kinds = [(e.type, e.ball) for e in found if e.type in (EventType.STRIKE, EventType.TOUCHED)]
+    assert kinds == [(EventType.STRIKE, "spot"), (EventType.TOUCHED, "white")]
+    touched = next(e for e in found if e.type is EventType.TOUCHED)
+    assert abs(touched.t - 0.8) < 0.004
+
+
+def test_the_strike_time_is_carried_back_to_the_resting_point():
+    layout = {"spot": (300.0, 300.0), "white": (1100.0, 2500.0), "red": (1100.0, 400.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (500.0, 1800.0)}, 1.0, noise_mm=0.3, t_strike=0.1234,
+                            step=1e-4)
+    strike = next(e for e in find_events(paths, CAROM).events if e.type is EventType.STRIKE)
+    assert strike.ball == "spot" and abs(strike.t - 0.1234) < 0.002
+
+
+def straight_path(t, p0, v, t0=0.0):
+    return np.asarray(p0) + np.asarray(v) * np.clip(t - t0, 0, None)[:, None]
+
+
+def test_a_ball_vanishing_at_a_pocket_is_potted_and_one_vanishing_mid_table_was_hidden():
+    t = np.arange(0, 1.5, 1 / 60)
+    pot = straight_path(t, (300.0, 300.0), (-400.0, -400.0), 0.2)
+    pot[t > 0.2 + 250 / 400.0] = np.nan  # gone near the bottom-left pocket
+    hidden = straight_path(t, (900.0, 1200.0), (0.0, 0.0))
+    hidden[(t > 0.5) & (t < 0.7)] = np.nan  # under an arm for 0.2 s, then seen again
+    still = straight_path(t, (600.0, 2000.0), (0.0, 0.0))
+    ev = find_events(Paths(("cue", "9", "3"), t, np.stack([pot, hidden, still])), POOL)
+    pockets = [e for e in ev.events if e.type is EventType.POCKET]
+    assert [(e.ball, e.pocket) for e in pockets] == [("cue", "bottom_left")]
+    assert "9" in ev.hidden and not [e for e in ev.events if e.ball == "9"]
+
+
+def test_a_ball_vanishing_over_a_cushion_left_the_table():
+    t = np.arange(0, 1.2, 1 / 60)
+    r = CAROM.ball_radius
+    jump = straight_path(t, (700.0, 2000.0), (0.0, 1500.0), 0.1)
+    gone = jump[:, 1] > CAROM.length - r - 5
+    jump[gone] = np.nan
+    others = [straight_path(t, (300.0, 300.0), (0.0, 0.0)), straight_path(t, (1000.0, 500.0), (0.0, 0.0))]
+    ev = find_events(Paths(("red", "white", "spot"), t, np.stack([jump] + others)), CAROM)
+    assert [(e.type, e.ball) for e in ev.events if e.type is EventType.OFF_TABLE] == [(EventType.OFF_TABLE, "red")]
+
+
+def test_balls_still_rolling_when_the_cue_strikes_are_listed():
+    t = np.arange(0, 1.0, 1 / 60)
+    rolling = straight_path(t, (300.0, 1000.0), (0.0, 200.0))
+    cue = straight_path(t, (1000.0, 300.0), (0.0, 900.0), 0.5)
+    still = straight_path(t, (700.0, 2500.0), (0.0, 0.0))
+    ev = find_events(Paths(("red", "spot", "white"), t, np.stack([rolling, cue, still])), CAROM)
+    # The red was rolling before the window opened: not a strike, but moving when the cue struck the spot white.
+    assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot")]
+    assert ev.moving_at_strike == ("red",)

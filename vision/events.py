@@ -1,0 +1,348 @@
+"""From a shot's ball paths to its events (DESIGN.md section 4), timed to a fraction of a frame.
+
+A contact is never read off one frame's proximity. Geometry proposes it (two balls near 2R apart, a ball near a
+cushion nose) and the paths confirm it: the motion before and after must differ. The time comes from the fitted
+paths, not from the frame:
+- ball-ball: each ball's motion fitted on the frames before the contact and carried forward until the centres are
+  one diameter apart;
+- cushion: the distance to the cushion line fitted going in and coming out; the two lines meet at the contact
+  (no need to know how far the nose is from the centre at impact);
+- a ball setting off from rest: its distance from the resting point fitted over the first moving frames and
+  carried back to zero. A ball setting off with no contact to explain it was struck by the cue (the first one) or
+  touched (any other);
+- a ball that vanishes by a pocket was potted; one that vanishes at a cushion going outwards left the table;
+  one that vanishes anywhere else was hidden (a cue, an arm) and is not an event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rules.events import Event, EventType
+from rules.tables import TableSpec
+
+from .paths import LineFit, Paths, fit, window
+
+
+@dataclass(frozen=True)
+class EventConfig:
+    rest_mm: float = 2.0  # a ball this far from where it rested has set off
+    kink_mm_s: float = 80.0  # the least change of velocity that confirms a contact
+    kink_ratio: float = 0.08  # ... or this fraction of the speed, whichever is larger
+    contact_slack_mm: float = 8.0  # fitted distance at contact may miss 2R (or the cushion) by this much
+    fit_frames: int = 4  # frames on each side of a contact used by the fits
+    vanish_frames: int = 3  # a ball unseen this many frames at the end of a shot has gone (pocket / off table)
+    moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
+
+
+@dataclass(frozen=True)
+class ShotEvents:
+    events: tuple[Event, ...]
+    moving_at_strike: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()  # balls lost from view during the shot that came back
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def find_events(paths: Paths, table: TableSpec, config: EventConfig = EventConfig()) -> ShotEvents:
+    finder = _Finder(paths, table, config)
+    return finder.run()
+
+
+class _Finder:
+    def __init__(self, paths: Paths, table: TableSpec, config: EventConfig) -> None:
+        self.p = paths
+        self.table = table
+        self.c = config
+        self.r = table.ball_radius
+        self.dt = paths.frame_dt
+        self.seen = paths.seen
+
+    # --- the whole shot -----------------------------------------------------------------------------------------
+
+    def run(self) -> ShotEvents:
+        contacts = self.ball_ball() + self.cushions()
+        gone, hidden = self.vanished()
+        onsets = self.onsets()
+        events: list[Event] = list(contacts) + list(gone)
+        strike_t = None
+        struck = None
+        for t, ball in sorted(onsets):
+            if self._explained(ball, t, contacts):
+                continue
+            if strike_t is None:
+                strike_t, struck = t, ball
+                events.append(Event(t, EventType.STRIKE, ball=ball))
+            else:
+                events.append(Event(t, EventType.TOUCHED, ball=ball))
+        moving = self.moving_at(strike_t, exclude=struck) if strike_t is not None else ()
+        events.sort(key=lambda e: e.t)
+        if strike_t is not None:
+            # Nothing of this shot happens before the cue strikes (a contact fitted a hair early is the strike's).
+            events = [e if e.t >= strike_t or e.type is EventType.STRIKE else _at(e, strike_t) for e in events]
+            events.sort(key=lambda e: (e.t, e.type is not EventType.STRIKE))
+        notes = tuple(f"{b} hidden during the shot" for b in hidden)
+        return ShotEvents(tuple(events), moving, hidden, notes)
+
+    def _explained(self, ball: str, t: float, contacts: list[Event]) -> bool:
+        """A ball setting off within two frames of a contact of its own was set off by that contact."""
+        return any(e.involves(ball) and abs(e.t - t) <= 2 * self.dt for e in contacts)
+
+    # --- ball-ball ----------------------------------------------------------------------------------------------
+
+    def ball_ball(self) -> list[Event]:
+        xy, t = self.p.xy, self.p.t
+        d_ball = 2 * self.r
+        out: list[Event] = []
+        n = len(self.p.balls)
+        speed = self._speeds()
+        for i in range(n):
+            for j in range(i + 1, n):
+                dist = np.linalg.norm(xy[i] - xy[j], axis=1)  # NaN where either is unseen
+                reach = d_ball + self.c.contact_slack_mm + (speed[i] + speed[j]) * self.dt * 0.6
+                for m in _local_minima(dist):
+                    if not dist[m] <= reach[m]:
+                        continue
+                    tc = self._pair_contact_time(i, j, m)
+                    if tc is not None:
+                        out.append(Event(tc, EventType.BALL_BALL, balls=(self.p.balls[i], self.p.balls[j])))
+        return _dedupe(out, self.dt)
+
+    def _pair_contact_time(self, i: int, j: int, m: int) -> float | None:
+        t, xy, k = self.p.t, self.p.xy, self.c.fit_frames
+        big_m = len(t)
+        before = window(m - k, m, big_m)  # frames up to m-1: before the contact whichever side of it m lies
+        after = window(m + 1, m + 1 + k, big_m)
+        fi, fj = fit(t[before], xy[i, before]), fit(t[before], xy[j, before])
+        if fi is None or fj is None:
+            return None
+        t_lo = t[max(m - 1, 0)]
+        t_hi = t[min(m + 1, big_m - 1)]
+        ts = np.linspace(t_lo, t_hi, 241)
+        gap = np.linalg.norm(fi.at(ts) - fj.at(ts), axis=1) - 2 * self.r
+        crossing = np.nonzero(gap <= 0)[0]
+        if len(crossing):
+            tc = float(ts[crossing[0]])
+            if crossing[0] > 0:  # refine linearly between the two samples around the crossing
+                g0, g1 = gap[crossing[0] - 1], gap[crossing[0]]
+                tc = float(ts[crossing[0] - 1] + (ts[crossing[0]] - ts[crossing[0] - 1]) * g0 / (g0 - g1))
+        elif gap.min() <= self.c.contact_slack_mm:
+            tc = float(ts[int(np.argmin(gap))])
+        else:
+            return None
+        # The paths must change at the contact: at least one ball's velocity differs before and after.
+        ai, aj = fit(t[after], xy[i, after]), fit(t[after], xy[j, after])
+        if not (self._kinked(fi, ai, tc) or self._kinked(fj, aj, tc)):
+            return None
+        return tc
+
+    def _kinked(self, before: LineFit | None, after: LineFit | None, tc: float) -> bool:
+        if before is None or after is None:
+            return False
+        v0, v1 = before.velocity(tc), after.velocity(tc)
+        change = float(np.linalg.norm(v1 - v0))
+        return change >= max(self.c.kink_mm_s, self.c.kink_ratio * float(max(np.linalg.norm(v0),
+                                                                              np.linalg.norm(v1))))
+
+    # --- cushions -----------------------------------------------------------------------------------------------
+
+    def cushions(self) -> list[Event]:
+        xy, t = self.p.xy, self.p.t
+        w, l = self.table.width, self.table.length
+        speed = self._speeds()
+        out: list[Event] = []
+        for b, ball in enumerate(self.p.balls):
+            x, y = xy[b, :, 0], xy[b, :, 1]
+            for name, gap in (("left", x), ("right", w - x), ("bottom", y), ("top", l - y)):
+                reach = self.r + self.c.contact_slack_mm + speed[b] * self.dt * 0.6
+                for m in _local_minima(gap):
+                    if not gap[m] <= reach[m]:
+                        continue
+                    tc = self._cushion_time(gap, m)
+                    if tc is not None:
+                        out.append(Event(tc, EventType.CUSHION, ball=ball, cushion=name))
+        return _dedupe(out, self.dt)
+
+    def _cushion_time(self, gap: np.ndarray, m: int) -> float | None:
+        """Where the incoming and outgoing fits of the distance to the cushion line meet."""
+        t, k = self.p.t, self.c.fit_frames
+        big_m = len(t)
+        best = None
+        # The minimum frame belongs to one side of the contact: try both and keep the better pair of fits.
+        for split in (m, m + 1):
+            inc, out = window(split - k, split, big_m), window(split, split + k, big_m)
+            fin = fit(t[inc], np.stack([gap[inc], np.zeros(len(gap[inc]))], axis=1))
+            fout = fit(t[out], np.stack([gap[out], np.zeros(len(gap[out]))], axis=1))
+            if fin is None or fout is None:
+                continue
+            v_in, v_out = float(fin.v[0]), float(fout.v[0])
+            if not (v_in < -self.c.kink_mm_s * 0.5 and v_out > 0 and v_out - v_in >= self.c.kink_mm_s):
+                continue
+            # fin.p0 + v_in (t - fin.t0) == fout.p0 + v_out (t - fout.t0)
+            tc = (float(fout.p0[0]) - float(fin.p0[0]) + v_in * fin.t0 - v_out * fout.t0) / (v_in - v_out)
+            g = float(fin.p0[0]) + v_in * (tc - fin.t0)
+            lo, hi = t[max(split - 2, 0)], t[min(split + 1, big_m - 1)]
+            if not (lo <= tc <= hi) or abs(g - self.r) > self.c.contact_slack_mm + 2.0:
+                continue
+            residual = _residual(t[inc], gap[inc], fin) + _residual(t[out], gap[out], fout)
+            if best is None or residual < best[0]:
+                best = (residual, tc)
+        return None if best is None else best[1]
+
+    # --- setting off from rest ----------------------------------------------------------------------------------
+
+    def onsets(self) -> list[tuple[float, str]]:
+        """(time, ball) of every start of motion from rest, the time carried back to the resting point."""
+        t, xy = self.p.t, self.p.xy
+        out = []
+        big_m = len(t)
+        for b, ball in enumerate(self.p.balls):
+            # A ball already rolling when the window opens did not set off in it (it is moving at the strike).
+            k = 0 if self._still_from(b, _first_seen(self.seen[b], 0) or 0) else self._next_rest(b, 0)
+            while k < big_m:
+                rest_idx = _first_seen(self.seen[b], k)
+                if rest_idx is None:
+                    break
+                rest = xy[b, rest_idx]
+                moved = np.linalg.norm(xy[b, rest_idx:] - rest, axis=1) > self.c.rest_mm
+                hits = np.nonzero(moved)[0]
+                if not len(hits):
+                    break
+                first = rest_idx + int(hits[0])
+                # Refine the resting point with the still frames just before the move.
+                still = window(first - 4, first, big_m)
+                rest = np.nanmean(xy[b, still], axis=0)
+                span = window(first, first + self.c.fit_frames, big_m)
+                s = np.linalg.norm(xy[b, span] - rest, axis=1)
+                ok = ~np.isnan(s)
+                if ok.sum() >= 2:
+                    slope, intercept = np.polyfit(t[span][ok], s[ok], 1)
+                    t_on = -intercept / slope if slope > 0 else t[first - 1]
+                    t_on = float(np.clip(t_on, t[max(first - 1, 0)], t[first]))
+                    out.append((t_on, ball))
+                k = self._next_rest(b, first)
+        return out
+
+    def _still_from(self, b: int, k: int) -> bool:
+        block = self.p.xy[b, k:k + 4]
+        block = block[~np.isnan(block[:, 0])]
+        return len(block) < 2 or float(np.max(np.linalg.norm(block - block[0], axis=1))) <= self.c.rest_mm * 0.5
+
+    def _next_rest(self, b: int, start: int) -> int:
+        """The first frame after ``start`` from which the ball stays still for a few frames."""
+        xy = self.p.xy[b]
+        big_m = len(self.p.t)
+        for k in range(start + 1, big_m - 3):
+            block = xy[k:k + 4]
+            if np.isnan(block[:, 0]).any():
+                continue
+            if np.max(np.linalg.norm(block - block[0], axis=1)) <= self.c.rest_mm * 0.5:
+                return k
+        return big_m
+
+    def moving_at(self, t_strike: float, exclude: str | None) -> tuple[str, ...]:
+        speed = self._speeds()
+        k = int(np.searchsorted(self.p.t, t_strike))
+        k = min(max(k, 0), len(self.p.t) - 1)
+        threshold = self.c.moving_mm_s
+        return tuple(ball for b, ball in enumerate(self.p.balls)
+                     if ball != exclude and speed[b, max(k - 1, 0)] > threshold)
+
+    # --- vanishing: pockets, off the table, hidden --------------------------------------------------------------
+
+    def vanished(self) -> tuple[list[Event], tuple[str, ...]]:
+        t, xy = self.p.t, self.p.xy
+        big_m = len(t)
+        events: list[Event] = []
+        hidden: list[str] = []
+        for b, ball in enumerate(self.p.balls):
+            seen = np.nonzero(self.seen[b])[0]
+            if not len(seen):
+                continue
+            last = int(seen[-1])
+            if np.any(~self.seen[b, seen[0]:last + 1]):
+                hidden.append(ball)
+            if big_m - 1 - last < self.c.vanish_frames:
+                continue
+            tail = window(last - self.c.fit_frames + 1, last + 1, big_m)
+            f = fit(t[tail], xy[b, tail])
+            p_last = xy[b, last]
+            v = f.v if f is not None else np.zeros(2)
+            event = self._gone_event(ball, p_last, v, float(t[last]))
+            if event is not None:
+                events.append(event)
+            elif ball not in hidden:
+                hidden.append(ball)
+        return events, tuple(hidden)
+
+    def _gone_event(self, ball: str, p: np.ndarray, v: np.ndarray, t_last: float) -> Event | None:
+        reach = float(np.linalg.norm(v)) * self.dt * 1.5 + self.r
+        for pocket in self.table.pockets:
+            drop = np.asarray(pocket.drop)
+            if np.linalg.norm(p - drop) <= pocket.mouth + reach + self.r:
+                # Potted when the centre passes the drop point's distance: carried forward from the last frame.
+                speed = float(np.linalg.norm(v))
+                tp = t_last + (max(np.linalg.norm(p - drop) - self.r, 0.0) / speed if speed > 1 else 0.0)
+                return Event(min(tp, t_last + 3 * self.dt), EventType.POCKET, ball=ball, pocket=pocket.name)
+        w, l = self.table.width, self.table.length
+        gaps = {"left": (p[0], -v[0]), "right": (w - p[0], v[0]), "bottom": (p[1], -v[1]), "top": (l - p[1], v[1])}
+        for gap, outward in gaps.values():
+            if gap <= reach + self.c.contact_slack_mm and outward > 0:
+                return Event(t_last + self.dt / 2, EventType.OFF_TABLE, ball=ball)
+        return None
+
+    # --- helpers ------------------------------------------------------------------------------------------------
+
+    def _speeds(self) -> np.ndarray:
+        """(B, M) speed in mm/s from neighbouring frames (0 where unknown)."""
+        if not hasattr(self, "_speed_cache"):
+            xy, t = self.p.xy, self.p.t
+            v = np.zeros(xy.shape[:2])
+            if len(t) > 2:
+                d = np.linalg.norm(xy[:, 2:] - xy[:, :-2], axis=2) / (t[2:] - t[:-2])
+                v[:, 1:-1] = d
+                v[:, 0], v[:, -1] = v[:, 1], v[:, -2]
+            self._speed_cache = np.nan_to_num(v)
+        return self._speed_cache
+
+
+def _local_minima(d: np.ndarray) -> list[int]:
+    """Indices of local minima of a sampled distance (plateaus give their first frame; NaN never a minimum)."""
+    m = len(d)
+    out = []
+    for k in np.nonzero(~np.isnan(d))[0]:
+        left = d[k - 1] if k > 0 else np.inf
+        right = d[k + 1] if k + 1 < m else np.inf
+        left = np.inf if np.isnan(left) else left
+        right = np.inf if np.isnan(right) else right
+        if d[k] < left and d[k] <= right:
+            out.append(int(k))
+    return out
+
+
+def _first_seen(seen: np.ndarray, start: int) -> int | None:
+    idx = np.nonzero(seen[start:])[0]
+    return None if not len(idx) else start + int(idx[0])
+
+
+def _residual(t: np.ndarray, g: np.ndarray, f: LineFit) -> float:
+    ok = ~np.isnan(g)
+    return float(np.mean((f.at(t[ok])[:, 0] - g[ok]) ** 2)) if ok.any() else np.inf
+
+
+def _dedupe(events: list[Event], dt: float) -> list[Event]:
+    """One contact is one event: the same contact found twice within half a frame is kept once."""
+    events = sorted(events, key=lambda e: e.t)
+    out: list[Event] = []
+    for e in events:
+        if any(o.type == e.type and o.ball == e.ball and o.balls == e.balls and o.cushion == e.cushion
+               and abs(o.t - e.t) < dt / 2 for o in out):
+            continue
+        out.append(e)
+    return out
+
+
+def _at(e: Event, t: float) -> Event:
+    from dataclasses import replace
+    return replace(e, t=t)
