@@ -1,0 +1,87 @@
+"""Tracking a fixed set of balls: identity through collisions of look-alike balls, occlusion, re-spotting."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rules.tables import preset
+from tests.synthetic_paths import simulate
+from vision.detections import Detections
+from vision.tracking import BallTracker
+
+CAROM = preset("carom_match")
+CLASSES = ("white", "spot", "red")
+
+
+def detections_of(t, points, probs=None, order=None):
+    pts = np.asarray(points, dtype=float)
+    if order is not None:
+        pts = pts[order]
+        probs = None if probs is None else np.asarray(probs)[order]
+    n = len(pts)
+    return Detections(t, pts, pts, np.full(n, 10.0), np.ones(n), CLASSES if probs is not None else (),
+                      probs if probs is not None else np.zeros((n, 0)))
+
+
+# The two carom whites look the same to the colour model: only the red is told apart.
+WHITE_LIKE = [0.5, 0.5, 0.0]
+RED_LIKE = [0.0, 0.0, 1.0]
+
+
+def test_two_identical_whites_keep_their_identity_through_their_collision():
+    layout = {"spot": (700.0, 300.0), "white": (700.0, 1400.0), "red": (200.0, 2600.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (0.0, 4000.0)}, 1.2, noise_mm=0.3, step=1e-4)
+    assert any(k == "ball_ball" for _, k, _ in truth)
+    tracker = BallTracker(paths.balls, initial=layout)
+    rng = np.random.default_rng(3)
+    errors = []
+    for k, t in enumerate(paths.t):
+        pts = paths.xy[:, k]
+        probs = [WHITE_LIKE if b != "red" else RED_LIKE for b in paths.balls]
+        order = rng.permutation(len(pts))  # the detector lists balls in no particular order
+        out = tracker.update(detections_of(t, pts, probs, order))
+        errors.append(np.nanmax(np.linalg.norm(out - pts, axis=1)))
+    assert max(errors) < 1e-9  # every ball kept its own id in every frame
+
+
+def test_fast_balls_at_5_m_s_and_60_fps_are_followed():
+    layout = {"spot": (300.0, 200.0), "white": (1200.0, 2600.0), "red": (1000.0, 300.0)}
+    paths, _ = simulate(CAROM, layout, {"spot": (1500.0, 4750.0)}, 1.5, noise_mm=0.3, step=1e-4, decel=0.0)
+    tracker = BallTracker(paths.balls, initial=layout)
+    for k, t in enumerate(paths.t):
+        out = tracker.update(detections_of(t, paths.xy[:, k], [WHITE_LIKE, WHITE_LIKE, RED_LIKE]))
+        assert np.allclose(out, paths.xy[:, k])
+
+
+def test_a_ball_hidden_for_a_few_frames_is_found_again():
+    t = np.arange(0, 1.0, 1 / 60)
+    moving = np.stack([np.full_like(t, 500.0), 300.0 + 1500.0 * t], axis=1)
+    still = np.array([[1000.0, 2000.0], [300.0, 2500.0]])
+    tracker = BallTracker(("spot", "white", "red"), initial={"spot": (500.0, 300.0), "white": (1000.0, 2000.0),
+                                                             "red": (300.0, 2500.0)})
+    for k, tk in enumerate(t):
+        hidden = 20 <= k < 30
+        pts = still if hidden else np.vstack([moving[k], still])
+        out = tracker.update(detections_of(tk, pts))
+        if not hidden:
+            assert np.allclose(out[0], moving[k])
+        else:
+            assert np.isnan(out[0, 0])
+
+
+def test_a_ball_lifted_and_put_back_on_its_spot_is_reacquired_by_identity():
+    tracker = BallTracker(("spot", "white", "red"), initial={"spot": (500.0, 300.0), "white": (1000.0, 2000.0),
+                                                             "red": (300.0, 2500.0)})
+    probs = [WHITE_LIKE, WHITE_LIKE, RED_LIKE]
+    tracker.update(detections_of(0.0, [[500.0, 300.0], [1000.0, 2000.0], [300.0, 2500.0]], probs))
+    for k in range(1, 40):  # the red is off the table, in the referee's hand
+        tracker.update(detections_of(k / 60, [[500.0, 300.0], [1000.0, 2000.0]], probs[:2]))
+    out = tracker.update(detections_of(40 / 60, [[500.0, 300.0], [1000.0, 2000.0], [710.0, 2130.0]], probs))
+    assert np.allclose(out[2], [710.0, 2130.0])
+
+
+def test_extra_detections_do_not_start_tracks():
+    tracker = BallTracker(("spot", "white", "red"), initial={"spot": (500.0, 300.0), "white": (1000.0, 2000.0),
+                                                             "red": (300.0, 2500.0)})
+    out = tracker.update(detections_of(0.0, [[500.0, 301.0], [1000.0, 2000.0], [300.0, 2500.0], [800.0, 800.0]]))
+    assert not np.isnan(out).any() and np.allclose(out[0], [500.0, 301.0])
