@@ -1,0 +1,98 @@
+"""Shot segmentation: at rest, moving, at rest again, with placements and lost frames."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rules.events import EventType
+from rules.tables import preset
+from tests.synthetic_paths import simulate
+from vision.shots import ShotSegmenter
+
+CAROM = preset("carom_match")
+LAYOUT = {"spot": (700.0, 600.0), "white": (300.0, 1500.0), "red": (1000.0, 2000.0)}
+
+
+def run(segmenter, paths, t_offset=0.0, gap=None):
+    shots = []
+    for k, t in enumerate(paths.t):
+        if gap and gap[0] <= k < gap[1]:
+            if k == gap[0]:
+                segmenter.gap(t + t_offset, paths.t[gap[1]] + t_offset)
+            continue
+        s = segmenter.feed(t + t_offset, paths.xy[:, k])
+        if s:
+            shots.append(s)
+    return shots
+
+
+def test_a_shot_is_cut_from_rest_to_rest_with_its_events_and_positions():
+    paths, truth = simulate(CAROM, LAYOUT, {"spot": (600.0, 2400.0)}, 6.0, noise_mm=0.3, step=1e-4, decel=0.6)
+    seg = ShotSegmenter(paths.balls, CAROM, cue_ball=lambda: "spot")
+    shots = run(seg, paths)
+    assert len(shots) == 1
+    s = shots[0]
+    assert s.cue_ball == "spot" and s.struck_ball == "spot" and s.confidence == 1.0
+    assert abs(s.events[0].t - 0.1) < 0.003
+    assert np.allclose(s.start["white"], LAYOUT["white"], atol=0.5)
+    contacts = [e for e in s.events if e.type in (EventType.BALL_BALL, EventType.CUSHION)]
+    assert len(contacts) == len([x for x in truth if x[1] in ("ball_ball", "cushion")])
+    final = paths.xy[:, -1]
+    for b, ball in enumerate(paths.balls):
+        assert np.linalg.norm(np.array(s.end[ball]) - final[b]) < 1.0
+    moved = {ball for b, ball in enumerate(paths.balls)
+             if np.max(np.linalg.norm(paths.xy[b] - paths.xy[b, 0], axis=1)) > 5.0}
+    assert set(s.tracks) == moved and "spot" in moved
+
+
+def test_two_shots_in_a_row_and_the_second_starts_where_the_first_ended():
+    first, _ = simulate(CAROM, LAYOUT, {"spot": (600.0, 2400.0)}, 6.0, noise_mm=0.3, step=1e-4, decel=0.6)
+    after = {b: tuple(first.xy[i, -1]) for i, b in enumerate(first.balls)}
+    second, _ = simulate(CAROM, after, {"white": (-800.0, 1500.0)}, 5.0, noise_mm=0.3, step=1e-4, decel=0.6)
+    seg = ShotSegmenter(first.balls, CAROM, cue_ball=lambda: "spot")
+    shots = run(seg, first) + run(seg, second, t_offset=first.t[-1] + 1 / 60)
+    assert len(shots) == 2
+    assert shots[1].struck_ball == "white" and shots[1].t_start >= shots[0].t_end
+    for ball in first.balls:
+        assert np.linalg.norm(np.subtract(shots[1].start[ball], shots[0].end[ball])) < 1.0
+
+
+def test_a_ball_rolled_slowly_into_place_by_hand_is_not_a_shot():
+    paths, _ = simulate(CAROM, LAYOUT, {"red": (0.0, 150.0)}, 3.0, noise_mm=0.2, step=1e-4, decel=0.05)
+    seg = ShotSegmenter(paths.balls, CAROM, cue_ball=lambda: "spot")
+    assert run(seg, paths) == [] and seg.placements == 1
+
+
+def test_a_ball_lifted_and_put_back_elsewhere_moves_its_resting_point_only():
+    t = np.arange(0, 3, 1 / 60)
+    xy = np.zeros((3, len(t), 2))
+    for b, ball in enumerate(("spot", "white", "red")):
+        xy[b] = LAYOUT[ball]
+    xy[2, 60:120] = np.nan  # the red is lifted ...
+    xy[2, 120:] = (710.0, 2130.0)  # ... and put on the top spot
+    from vision.paths import Paths
+    seg = ShotSegmenter(("spot", "white", "red"), CAROM, cue_ball=lambda: "spot")
+    assert run(seg, Paths(("spot", "white", "red"), t, xy)) == []
+    assert np.allclose(seg.rest[2], (710.0, 2130.0))
+
+
+def test_frames_lost_during_a_shot_mark_it_not_refereed():
+    paths, _ = simulate(CAROM, LAYOUT, {"spot": (600.0, 2400.0)}, 6.0, noise_mm=0.3, step=1e-4, decel=0.6)
+    seg = ShotSegmenter(paths.balls, CAROM, cue_ball=lambda: "spot")
+    shots = run(seg, paths, gap=(40, 60))
+    assert len(shots) == 1 and shots[0].confidence == 0.0
+    assert any("frames lost" in n for n in shots[0].notes)
+
+
+def test_tracks_are_thinned_within_a_millimetre():
+    paths, _ = simulate(CAROM, LAYOUT, {"spot": (600.0, 2400.0)}, 6.0, noise_mm=0.0, step=1e-4, decel=0.6)
+    seg = ShotSegmenter(paths.balls, CAROM, cue_ball=lambda: "spot")
+    s = run(seg, paths)[0]
+    track = np.array(s.tracks["spot"])
+    assert len(track) < 0.5 * len(paths.t)
+    b = paths.index("spot")
+    moving = (paths.t >= track[0, 0]) & (paths.t <= track[-1, 0])
+    xs = np.interp(paths.t[moving], track[:, 0], track[:, 1])
+    ys = np.interp(paths.t[moving], track[:, 0], track[:, 2])
+    err = np.hypot(xs - paths.xy[b, moving, 0], ys - paths.xy[b, moving, 1])
+    assert err.max() <= 1.0 + 0.02  # the rounding to 0.01 mm of the kept samples

@@ -1,0 +1,229 @@
+"""Shot segmentation: at rest, moving, at rest again; each closed shot becomes a Shot record.
+
+The segmenter is fed one frame at a time with the tracker's positions. A shot opens when a ball that was resting
+has moved off its resting point for two frames in a row, and closes when every ball on the table has been still
+for ``settle_s`` (0.3 s, DESIGN.md section 4). A window of frames before the opening is kept so the strike's time
+can be fitted. A "shot" with no strike in it (a hand rolling a ball back to its spot, a ball nudged while placing
+another) is a placement, not a shot: the resting points are updated and nothing is judged. A ball that vanishes
+at rest and reappears elsewhere (lifted and put back) just moves its resting point.
+
+Frames lost while a shot is open (``gap``) mark that shot ``confidence: 0`` with a note: it is not refereed, never
+guessed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from rules.events import EventType
+from rules.shot import Shot
+from rules.tables import TableSpec
+
+from .events import EventConfig, find_events
+from .paths import Paths
+
+
+@dataclass(frozen=True)
+class SegmenterConfig:
+    start_mm: float = 2.0  # a resting ball this far off its resting point has moved
+    still_mm: float = 1.5  # a ball whose last few positions all lie this close to their mean is still
+    still_frames: int = 6
+    settle_s: float = 0.3  # every ball still this long closes a shot
+    preroll_frames: int = 12  # frames kept before the opening for the strike's fit
+    thin_mm: float = 1.0  # tracks are thinned to what keeps the path within this
+    max_shot_s: float = 120.0  # a shot open this long is closed anyway and flagged
+    placement_mm_s: float = 250.0  # a lone ball that never goes faster than this, touching nothing, was placed
+
+
+@dataclass
+class _Frame:
+    t: float
+    xy: np.ndarray  # (B, 2), NaN unseen
+
+
+class ShotSegmenter:
+    def __init__(self, balls: tuple[str, ...], table: TableSpec, cue_ball: Callable[[], str],
+                 config: SegmenterConfig = SegmenterConfig(), events: EventConfig = EventConfig()) -> None:
+        self.balls = balls
+        self.table = table
+        self.cue_ball = cue_ball  # who must play next is the match's to say, not vision's
+        self.c = config
+        self.events_config = events
+        self.rest = np.full((len(balls), 2), np.nan)  # resting point of each ball on the table
+        self.history: deque[_Frame] = deque(maxlen=config.preroll_frames)
+        self.open: list[_Frame] | None = None
+        self.still_since: float | None = None
+        self.moving_frames = np.zeros(len(balls), dtype=int)
+        self.lost: list[tuple[float, float]] = []
+        self.placements = 0
+
+    # --- feeding ------------------------------------------------------------------------------------------------
+
+    def feed(self, t: float, xy: np.ndarray) -> Shot | None:
+        """One frame's positions (B, 2); returns a Shot when this frame closes one."""
+        frame = _Frame(t, np.asarray(xy, dtype=np.float64).copy())
+        if self.open is None:
+            return self._at_rest(frame)
+        return self._moving(frame)
+
+    def gap(self, t0: float, t1: float) -> None:
+        """Frames between t0 and t1 were lost (a camera hiccup)."""
+        if self.open is not None:
+            self.lost.append((t0, t1))
+
+    def flush(self) -> Shot | None:
+        """The source ended: close an open shot if every ball has been still for the settle time (DESIGN.md 4)."""
+        if self.open is None:
+            return None
+        if self.still_since is not None and self.open[-1].t - self.still_since >= self.c.settle_s:
+            return self._close()
+        self.open = None
+        return None
+
+    # --- states -------------------------------------------------------------------------------------------------
+
+    def _at_rest(self, frame: _Frame) -> Shot | None:
+        seen = ~np.isnan(frame.xy[:, 0])
+        fresh = seen & np.isnan(self.rest[:, 0])
+        self.rest[fresh] = frame.xy[fresh]  # first sight, or put back on the table
+        off = np.linalg.norm(frame.xy - self.rest, axis=1)
+        moved = seen & (np.nan_to_num(off) > self.c.start_mm)
+        self.moving_frames = np.where(moved, self.moving_frames + 1, 0)
+        # Slow creep of a resting point (light change, a ball settling) is followed, not mistaken for a shot.
+        creep = seen & ~moved
+        self.rest[creep] = 0.9 * self.rest[creep] + 0.1 * frame.xy[creep]
+        if np.any(self.moving_frames >= 2):
+            self.open = list(self.history) + [frame]
+            self.still_since = None
+            self.lost = []
+            self.history.clear()
+            return None
+        self.history.append(frame)
+        return None
+
+    def _moving(self, frame: _Frame) -> Shot | None:
+        assert self.open is not None
+        self.open.append(frame)
+        recent = np.stack([f.xy for f in self.open[-self.c.still_frames:]], axis=1)  # (B, k, 2)
+        still = len(self.open) >= self.c.still_frames and self._still(recent)
+        if not still:
+            self.still_since = None
+        elif self.still_since is None:
+            self.still_since = self.open[-self.c.still_frames].t
+        settled = self.still_since is not None and frame.t - self.still_since >= self.c.settle_s
+        too_long = frame.t - self.open[0].t > self.c.max_shot_s
+        if settled or too_long:
+            return self._close(forced=too_long and not settled)
+        return None
+
+    def _still(self, recent: np.ndarray) -> bool:
+        """Every ball seen in these frames stayed within ``still_mm`` of its mean position (noise-proof)."""
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: balls not on the table
+            mean = np.nanmean(recent, axis=1, keepdims=True)
+        spread = np.linalg.norm(recent - mean, axis=2)
+        return bool(np.all(np.nan_to_num(spread) <= self.c.still_mm))
+
+    # --- closing ------------------------------------------------------------------------------------------------
+
+    def _close(self, forced: bool = False) -> Shot | None:
+        frames = self.open or []
+        self.open = None
+        self.moving_frames[:] = 0
+        t = np.array([f.t for f in frames])
+        xy = np.stack([f.xy for f in frames], axis=1)  # (B, M, 2)
+        paths = Paths(self.balls, t, xy)
+        found = find_events(paths, self.table, self.events_config)
+        start_rest = self.rest.copy()
+        end = self._end_positions(xy)
+        gone = {e.ball for e in found.events if e.type in (EventType.POCKET, EventType.OFF_TABLE)}
+        for b, ball in enumerate(self.balls):
+            self.rest[b] = np.nan if ball in gone or np.isnan(end[b, 0]) else end[b]
+        self.history.clear()
+        if not any(e.type is EventType.STRIKE for e in found.events) or self._placed_by_hand(paths, found.events):
+            self.placements += 1
+            return None
+        notes = list(found.notes)
+        confidence = 1.0 if not found.hidden else 0.8
+        if self.lost:
+            notes.append("frames lost during the shot: " +
+                         ", ".join(f"{a:.3f}-{b:.3f} s" for a, b in self.lost))
+            confidence = 0.0
+        if forced:
+            notes.append(f"closed after {self.c.max_shot_s:.0f} s without the balls coming to rest")
+            confidence = min(confidence, 0.5)
+        start = {ball: _pt(start_rest[b]) for b, ball in enumerate(self.balls) if not np.isnan(start_rest[b, 0])}
+        end_d = {ball: _pt(end[b]) for b, ball in enumerate(self.balls)
+                 if ball not in gone and not np.isnan(end[b, 0])}
+        tracks = {ball: _thin(t, xy[b], self.c.thin_mm) for b, ball in enumerate(self.balls)
+                  if np.nanmax(np.linalg.norm(xy[b] - start_rest[b], axis=1), initial=0.0) > self.c.start_mm}
+        events = tuple(e for e in found.events if e.t >= t[0])
+        shot = Shot(
+            cue_ball=self.cue_ball(), t_start=float(min(t[0], events[0].t if events else t[0])), t_end=float(t[-1]),
+            start=start, events=events, end=end_d, tracks={k: v for k, v in tracks.items() if v},
+            moving_at_strike=found.moving_at_strike, confidence=confidence, notes=tuple(notes),
+        )
+        return _clamped(shot, self.table)
+
+    def _placed_by_hand(self, paths: Paths, events) -> bool:
+        """A ball rolled slowly into place by hand, touching nothing, is not a shot."""
+        if any(e.type in (EventType.BALL_BALL, EventType.CUSHION, EventType.POCKET) for e in events):
+            return False
+        step = np.linalg.norm(np.diff(paths.xy, axis=1), axis=2) / np.diff(paths.t)[None, :]
+        return float(np.nanmax(step, initial=0.0)) < self.c.placement_mm_s
+
+    def _end_positions(self, xy: np.ndarray) -> np.ndarray:
+        """The mean of each ball's last still frames (its last sighting if it was never still)."""
+        settle = max(int(round(self.c.settle_s * 60 * 0.5)), 2)
+        out = np.full((len(self.balls), 2), np.nan)
+        for b in range(len(self.balls)):
+            seen = np.nonzero(~np.isnan(xy[b, :, 0]))[0]
+            if len(seen):
+                out[b] = np.mean(xy[b, seen[-settle:]], axis=0)
+        return out
+
+
+def _pt(p: np.ndarray) -> tuple[float, float]:
+    return (round(float(p[0]), 2), round(float(p[1]), 2))
+
+
+def _thin(t: np.ndarray, xy: np.ndarray, tol: float) -> tuple[tuple[float, float, float], ...]:
+    """The fewest samples whose linear interpolation in time stays within ``tol`` mm of every frame's position
+    (Ramer-Douglas-Peucker with the error measured at each sample's own time, so timing survives thinning)."""
+    ok = ~np.isnan(xy[:, 0])
+    t, xy = t[ok], xy[ok]
+    if len(t) == 0:
+        return ()
+    keep = np.zeros(len(t), dtype=bool)
+    keep[0] = keep[-1] = True
+    stack = [(0, len(t) - 1)]
+    while stack:
+        a, b = stack.pop()
+        if b <= a + 1:
+            continue
+        w = ((t[a + 1:b] - t[a]) / (t[b] - t[a]))[:, None]
+        err = np.linalg.norm(xy[a] + w * (xy[b] - xy[a]) - xy[a + 1:b], axis=1)
+        k = int(np.argmax(err))
+        if err[k] > tol:
+            keep[a + 1 + k] = True
+            stack += [(a, a + 1 + k), (a + 1 + k, b)]
+    return tuple((round(float(t[i]), 4), round(float(xy[i, 0]), 2), round(float(xy[i, 1]), 2))
+                 for i in np.nonzero(keep)[0])
+
+
+def _clamped(shot: Shot, table: TableSpec) -> Shot:
+    """Positions measured a hair outside the cushion noses (noise at the nose) are put on the nose, so the
+    record always validates (a ball leaving the table is seen going over the nose, then lost)."""
+    from dataclasses import replace
+
+    def clamp(p: tuple[float, float]) -> tuple[float, float]:
+        return (min(max(p[0], 0.0), table.width), min(max(p[1], 0.0), table.length))
+
+    tracks = {b: tuple((s[0], *clamp((s[1], s[2]))) for s in v) for b, v in shot.tracks.items()}
+    return replace(shot, start={b: clamp(p) for b, p in shot.start.items()},
+                   end={b: clamp(p) for b, p in shot.end.items()}, tracks=tracks)
