@@ -45,7 +45,7 @@ DEFAULT_DISTANCE = {
 # Side A opens and plays the ball marked with dots (Art. 5.3); each player keeps his ball all game (Art. 6.4).
 BALL_OF = {"A": "spot", "B": "white"}
 CUSHIONS_NEEDED = {"one_cushion": 1, "three_cushion": 3}
-OPTIONS = ("frozen_mm", "start_spot", "confirm_below")
+OPTIONS = ("frozen_mm", "start_spot", "confirm_below", "mid_game")
 
 
 @dataclass(frozen=True)
@@ -89,13 +89,16 @@ class CaromReferee:
         self.frozen_mm = option_value(options, "frozen_mm", 1.0, float)
         self.start_spot = option_value(options, "start_spot", "right", str, ("right", "left"))
         self.confirm_below = option_value(options, "confirm_below", 0.8, float)
+        # A match picked up in the middle (a replay of a clip that does not start at the opening): no opening-shot
+        # rule, and a `first_player` control may say who is at the table.
+        self.mid_game = option_value(options, "mid_game", False, bool)
         self.zones: tuple[Zone, ...] = zones_for(discipline, table)
         self.cushions_needed = CUSHIONS_NEEDED.get(discipline, 0)
 
     # --- the protocol -------------------------------------------------------------------------------------------
 
     def opening(self) -> CaromState:
-        return CaromState(positions=self.starting_position("A"))
+        return CaromState(positions=self.starting_position("A"), opening=not self.mid_game)
 
     def next_shooter(self, state: CaromState) -> str:
         return state.shooter
@@ -113,6 +116,11 @@ class CaromReferee:
     def apply_control(self, state: CaromState, control: Control, record: str) -> CaromState:
         if control.kind == "respot_all":
             return self._respot_all(state, record)
+        if control.kind == "first_player":
+            if state.innings["A"] or state.innings["B"] or not self.mid_game:
+                raise LogError(record, "control", "first_player only before the first shot of a match picked up "
+                                                  "mid-game (--option mid_game=true); side A opens a game (Art. 5)")
+            return replace(state, shooter=control.fields["side"])
         if control.kind == "concede":
             if state.game_over:
                 raise LogError(record, "control", "the game is already over")

@@ -562,3 +562,13 @@ def test_unknown_options_are_refused():
         referee_for("three_cushion", options={"reds": "15"})
     with pytest.raises(OptionError, match="pockets"):
         referee_for("three_cushion", table="sinuca_br")
+
+
+def test_a_match_picked_up_mid_game_has_no_opening_rule_and_may_start_with_b():
+    c = Clock()
+    m = Match(referee_for("three_cushion", options={"mid_game": "true"}))
+    m.feed(Control("first_player", {"side": "B"}))
+    v = m.feed(shot("white", ["spot", "top", "left", "bottom", "red"], clock=c))
+    assert v.shooter == "B" and v.points == {"A": 0, "B": 1}
+    with pytest.raises(LogError, match="first_player"):
+        Match(referee_for("three_cushion")).feed(Control("first_player", {"side": "B"}), "log line 1")
