@@ -72,7 +72,7 @@ class FoulLight:
         self._clock = clock
         self.indication = Indication.OFF
         self._since = clock()
-        self._lit: bool | None = None
+        self._written: tuple[float, float, float] | None = None  # what the pins show now
         self._write(False)
 
     def show(self, indication: Indication, now: float | None = None) -> None:
@@ -86,13 +86,13 @@ class FoulLight:
         self._write(PATTERNS[self.indication].lit(now - self._since))
 
     def _write(self, lit: bool) -> None:
-        if lit == self._lit:
-            return  # do not rewrite the pin (and its PWM) every tick
-        self._lit = lit
+        colour = PATTERNS[self.indication].colour if lit else (0.0, 0.0, 0.0)
         if self._rgb:
-            self.device.color = PATTERNS[self.indication].colour if lit else (0.0, 0.0, 0.0)
-        else:
+            if colour != self._written:  # do not rewrite the pins (and their PWM) every tick
+                self.device.color = colour
+        elif self._written is None or any(self._written) != lit:
             self.device.value = 1 if lit else 0
+        self._written = colour
 
     def close(self) -> None:
         self._write(False)
