@@ -38,7 +38,7 @@ Resolved gaps (each an option where a value could differ; see docs/rules-notes-b
 - A simultaneous first contact with an own and an other-group ball is fair (the own ball was hit first).
 - The cue striking an object ball (a ``strike`` on a ball other than ``cue``) is the no-contact foul of Art. 10.
 - The groups' choice (Art. 4.3) with no ``choose_group`` control before the next shot: the group of the first ball
-  the cue ball hits on that shot is the choice (announced); if it hits none, the table is open.
+  the cue ball hits on that shot is the shooter's (announced); if it hits none, the table is open.
 - Sudden death (Art. 13, "até o primeiro jogador encaçapar uma bola"): the first shot after which the counts of
   balls left differ ends the game, fewest left winning: an own pot wins, an opponent's ball potted or a penalty
   removal gives the game to the opponent.
@@ -276,7 +276,7 @@ class BilharReferee:
             chosen = {group_of(b) for b in f.first} - {None}
             if len(chosen) == 1:
                 g = chosen.pop()
-                s = replace(s, phase="groups", group_a=g if s.choice == "A" else other_group(g), choice=None)
+                s = replace(s, phase="groups", group_a=g if shooter == "A" else other_group(g), choice=None)
                 announce.append(f"{shooter} plays the {g} group (first ball hit, bilhar Art. 4.3)")
             else:
                 s = replace(s, phase="open", choice=None)

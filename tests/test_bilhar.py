@@ -546,3 +546,14 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 2 and out.stdout == ""
     assert len(out.stderr.strip().splitlines()) == 1 and "line 1" in out.stderr and "'8'" in out.stderr
+
+
+def test_art_4_3_a_pending_choice_resolved_by_the_opponents_first_ball_is_the_opponents_group():
+    """An open-table shot pots one of each group and the cue ball: the choice is the shooter's, the turn passes;
+    with no choose_group control the opponent's first ball hit is its own group."""
+    g = Game()
+    g.play(hit=("1",))  # A breaks, no pot: open
+    v = g.play(hit=("1",), pots=("2", "10"), cue_pot=True)  # B
+    assert v.foul.code == "cue_ball_potted" and v.turn == "passes" and v.extra["choice"] == "B"
+    v = g.play(hit=("4",))  # A hits a low ball first: A takes low
+    assert v.shooter == "A" and v.extra["groups"] == {"A": "low", "B": "high"} and v.foul is None
