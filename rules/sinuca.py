@@ -32,6 +32,11 @@ Options (``--option KEY=VALUE``), each a reading of the text with its default:
   the frame as drawn.
 - ``respot_black_first=breaker``: who plays the re-spotted black unless a ``first_player`` control names the winner
   of the lot (Art. 19): the frame's ``breaker`` or the ``other`` side.
+- ``strike_other_ball=max``: the cue striking a ball other than the cue ball is "jogar com bola errada" (Art. 42.2,
+  7 points); ``variable`` reads it as touching a ball (Art. 41.5, the variable penalty).
+- ``d_check=true``: the cue ball in hand must be played from the D or its line (Art. 17.3, 41.9), within the chalk
+  half-width plus the position's uncertainty. At a frame's break-off it is checked only when the start holds the
+  whole rack of reds (a log that opens in the middle of a frame is taken as it is).
 
 Other readings, fixed:
 
@@ -77,7 +82,7 @@ from .tables import Point, TableSpec
 from .verdict import Foul, Respot, Verdict, other_side
 
 OPTIONS = ("reds", "frames", "nominate", "respot_spots", "free_ball_on_miss", "compulsory_foul", "stalemate_mm",
-           "respot_black", "respot_black_first")
+           "respot_black", "respot_black_first", "strike_other_ball", "d_check")
 REDS_ALLOWED = (3, 6, 10, 15)
 COLOURS = SNOOKER_COLOURS  # yellow .. black, in value order
 VALUES = SNOOKER_VALUES
@@ -116,6 +121,7 @@ class SinucaState:
     frames: Mapping[str, int] = field(default_factory=_pair)  # frames won
     balls: Mapping[str, Point] = field(default_factory=dict)  # object balls on the table, last known positions
     cue: Point | None = None  # None: the cue ball is in hand (break-off, after it was potted or left the table)
+    break_off: bool = True  # the next shot opens the frame (Art. 17)
     colour_next: bool = False  # a red (or a free ball as a red) was just potted: any colour is on (Art. 12.1)
     free_ball_offered: bool = False  # Art. 26, 32
     pending_free_ball: str | None = None  # from a free_ball control
@@ -222,6 +228,8 @@ class SinucaReferee:
         self.stalemate_mm = option_value(options, "stalemate_mm", self.table.ball_diameter, float)
         self.respot_black = option_value(options, "respot_black", True, bool)
         self.black_first = option_value(options, "respot_black_first", "breaker", str, ("breaker", "other"))
+        self.strike_other = option_value(options, "strike_other_ball", "max", str, ("max", "variable"))
+        self.d_check = option_value(options, "d_check", True, bool)
         self.radius = self.table.ball_radius
         self._knuckles = knuckles(self.table)
 
@@ -448,7 +456,10 @@ class SinucaReferee:
         strikes = [e for e in events if e.type is EventType.STRIKE]
         wrong = [e.ball for e in strikes if e.ball != "cue"]
         if wrong:
-            add("wrong_ball", "42.2", MAX, max(value(b) for b in wrong))
+            if self.strike_other == "max":
+                add("wrong_ball", "42.2", MAX, max(value(b) for b in wrong))
+            else:
+                add("wrong_ball", "41.5", VAR, max(value(b) for b in wrong))
         if sum(1 for e in strikes if e.ball == "cue") > 1:
             add("double_hit", "41.2", VAR)
         if shot.moving_at_strike:
@@ -457,7 +468,10 @@ class SinucaReferee:
             if e.type is EventType.TOUCHED:
                 add("touched", "41.5", VAR, value(e.ball))
         cue_start = shot.start.get("cue")
-        if state.cue is None and cue_start is not None:
+        # Art. 17.3, 41.9: in hand the cue ball is played from the D. At a frame's break-off the check needs the
+        # start to hold the whole rack: a log that opens on a position in the middle of a frame is taken as it is.
+        in_hand = state.cue is None and (not state.break_off or len(reds) >= self.reds)
+        if self.d_check and in_hand and cue_start is not None:
             margin = self.table.chalk_half_width + shot.sigma("cue")
             if not in_d(self.table, cue_start, margin):
                 add("outside_d", "41.9", VAR)
@@ -621,7 +635,7 @@ class SinucaReferee:
             respots.append(Respot(c, at))
 
         announce: list[str] = []
-        new = replace(state, score=score, fouls=fouls_count, high_break=high, balls=balls, cue=cue,
+        new = replace(state, score=score, fouls=fouls_count, high_break=high, balls=balls, cue=cue, break_off=False,
                       pending_free_ball=None, pending_nominated=None, free_ball_offered=False, pass_back_to=None,
                       resume=None, first_player_open=False, snooker=None)
         if keeps:
@@ -734,8 +748,11 @@ class SinucaReferee:
         lowest = 1 if reds or next_kind == ANY_COLOUR else (VALUES[colours[0]] if colours else 7)
         per = max(4, lowest)
         required = 0 if lead <= remaining else math.ceil((lead - remaining) / per)
-        return {"remaining": remaining, "lead": lead, "leader": leader, "snookers_required": required,
-                "reds": reds}
+        info = {"remaining": remaining, "lead": lead, "leader": leader, "snookers_required": required, "reds": reds}
+        if state.free_ball_offered:
+            # Art. 8: a free ball adds up to 8 points (with a red on: the free ball as a red, then a colour).
+            info["remaining_with_free_ball"] = remaining + (8 if reds else lowest)
+        return info
 
     def _frame_end(self, before: SinucaState, new: SinucaState, shooter: str, ctx: Context, foul: Foul | None,
                    keeps: bool) -> tuple[str, str] | None:

@@ -118,14 +118,19 @@ def reach_target(cue: Point, target: Point, obstacles: Sequence[Obstacle], radiu
         return name
 
     critical = {-alpha, alpha}
+    near: list[Obstacle] = []
     for ob in obstacles:
         ox, oy = ob.at[0] - cue[0], ob.at[1] - cue[1]
         do = math.hypot(ox, oy)
         rel = _wrap(math.atan2(oy, ox) - phi)
         half = math.pi / 2 if do <= ob.reach else math.asin(ob.reach / do)
+        if do - ob.reach > edge_travel + 1.0 or abs(rel) - half > alpha + 1e-9:
+            continue  # never met before the ball on, or outside the fan of directions that reach it
+        near.append(ob)
         critical.update((_wrap(rel - half), _wrap(rel + half)))
         for p in _circle_intersections(target, two_r, ob.at, ob.reach):
             critical.add(_wrap(math.atan2(p[1] - cue[1], p[0] - cue[0]) - phi))
+    obstacles = near  # the blocker() probes below look only at these
     angles = sorted(a for a in critical if -alpha <= a <= alpha)
     probes = list(angles) + [(x + y) / 2 for x, y in zip(angles, angles[1:])]
     left, right = blocker(-alpha), blocker(alpha)
@@ -147,7 +152,12 @@ def snooker_call(cue: Point, targets: Mapping[str, Point], obstacles_for, radius
     ball on can be hit at any point. ``obstacles_for(name)`` gives the obstacles for each ball on."""
     if not targets:
         return SnookerCall(TOTAL)
-    calls = [reach_target(cue, p, obstacles_for(name), radius) for name, p in targets.items()]
+    calls = []
+    for name, p in targets.items():
+        call = reach_target(cue, p, obstacles_for(name), radius)
+        if call.kind == NONE:
+            return call
+        calls.append(call)
     kind = min((c.kind for c in calls), key=_RANK.__getitem__)
     first = frozenset().union(*(c.first_obstacles for c in calls)) if kind != NONE else frozenset()
     return SnookerCall(kind, first)

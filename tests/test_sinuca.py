@@ -781,3 +781,28 @@ def test_the_opening_rack_art_17():
     assert apex[0] == pytest.approx(W / 2) and 2 * R < apex[1] - SPOT["pink"][1] < 2 * R + 5  # not touching
     assert max(p[1] for p in reds) + R < SPOT["black"][1] - R
     assert all(math.dist(p, q) >= 2 * R - 1e-6 for i, p in enumerate(reds) for q in reds[i + 1:])
+
+
+def test_art_8_a_free_ball_adds_up_to_8_points_to_what_is_on_the_table():
+    g = Game(snooker_after_foul_layout())
+    v = g.shot("green", cue_to=CUE_BEHIND_BLUE)
+    assert v["table"]["remaining"] == 35 and v["table"]["remaining_with_free_ball"] == 43
+    g = Game(colours_from("yellow", cue=(W / 2 + 300.0, 600.0)))
+    v = g.shot("brown", cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
+    assert v["table"]["remaining_with_free_ball"] == 27 + 2
+
+
+def test_art_42_2_option_variable_reads_a_strike_on_another_ball_as_touching_it():
+    v = Game(strike_other_ball="variable").shot("red1", strike="red1", cue_to=OPEN_CUE)
+    assert v["foul"]["article"] == "sinuca Art. 41.5" and v["foul"]["penalty"] == 4
+
+
+def test_art_41_9_a_log_opening_in_the_middle_of_a_frame_is_not_a_break_off_foul():
+    lay = one_red(cue=(300.0, 2000.0))
+    g = Game(lay, state=SinucaState(balls=rack(T, 15)))  # the opening state, cue ball in hand
+    v = g.shot("red1", "red1", cue_to=OPEN_CUE)
+    assert v["foul"] is None and v["points"]["A"] == 1
+    lay = rack(T, 15)
+    lay["cue"] = (W / 2, BAULK + 100.0)
+    v = Game(lay, state=SinucaState(balls=rack(T, 15)), d_check=False).shot("red1", cue_to=OPEN_CUE)
+    assert v["foul"] is None
