@@ -91,6 +91,7 @@ SIMULTANEOUS_S = 1e-3  # two contacts of the cue ball this close in time are one
 # Art. 44.2: with the 5, 6 or 7 on, the frame ends when the difference is greater than these.
 THRESHOLDS = {"blue": 25, "pink": 20, "black": 7}
 RED = "red"
+TOUCHING_MM = 1.0  # a gap this small between the cue ball and another is a touching ball (Art. 23), announced
 ANY_COLOUR = "colour"
 
 
@@ -386,7 +387,6 @@ class SinucaReferee:
         if kind == "sequence" and on is None:
             raise LogError(record, "start", "no object ball on the table")
         reds = {b for b in positions if is_red(b)}
-        colours_on_table = [c for c in COLOURS if c in positions]
 
         fb = shot.free_ball or state.pending_free_ball
         if fb is not None:
@@ -706,8 +706,12 @@ class SinucaReferee:
             ball_on = None
         else:
             ball_on = next_on if next_kind == "sequence" else next_kind
+        # Art. 23-25: the balls the cue ball rests against (the referee tells the players).
+        touching = [] if new.cue is None else sorted(
+            b for b, p in new.balls.items() if math.dist(p, new.cue) <= 2 * self.radius + TOUCHING_MM)
         extra.update({
             "ball_on": ball_on,
+            "touching": touching,
             "snooker": snooker,
             "free_ball_offered": offered,
             "cue_in_hand": new.cue is None and not new.frame_over,

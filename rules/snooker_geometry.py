@@ -223,4 +223,4 @@ def respot_point(ball: str, table: TableSpec, others: Sequence[Point], higher_on
         y = _along_line(x, spot[1], others, radius, up, radius, table.length - radius)
         if y is not None:
             return (x, y)
-    raise ValueError(f"no room on the table to re-spot the {ball}")
+    return spot  # no room anywhere on its line (cannot happen with a real set of balls): its own spot
