@@ -38,8 +38,8 @@ Options and the gaps they settle (see docs/rules-notes-bilhar-chapo.md)
   not to the rematada from the Mingo's cabaña), ``lateral_aux`` (``opposite`` | ``same``, default ``opposite``),
   ``king_aux`` (``auto`` | ``top`` | ``bottom`` | ``left`` | ``right``: the spot the player names for the King,
   Art. 5c), ``chapo_before_ball`` (``other`` | ``any``, default ``other``: the five pins down before a ball is
-  touched give *Chapó* to the opponent when at least one fell by cue or hand; ``any`` also when the shooter's ball
-  knocked them all), ``off_table_per_ball`` (false: 3 points once however many balls leave the table),
+  touched give *Chapó* to the opponent when at least one fell by cue or hand, or when no ball is touched at all;
+  ``any`` also when the shooter's ball knocked them all and then touched a ball), ``off_table_per_ball`` (false: 3 points once however many balls leave the table),
   ``extension`` (true: Art. 19's two extra games on a tie).
 """
 
@@ -366,7 +366,7 @@ class ChapoReferee:
         # --- the stroke ------------------------------------------------------------------------------------------
         if f.struck != ball:
             foul("wrong_ball", ART16, 1)
-        if f.touched:
+        if [b for b in f.touched if not (bih and b == ball)]:  # Art. 16: "excepto con Bola en Mano"
             foul("touched", ART16, 1)
         if f.first is None and f.struck == ball:
             if ball in f.potted:
@@ -405,8 +405,8 @@ class ChapoReferee:
             announce.append(f"{', '.join(leaning)} leaning on a ball: knocked (chapo Art. 5g)")
         by_ball = down_ball | set(displaced) | set(leaning)
         before_ball = {p for tt, p in f.pins_ball + f.pins_other if tt < t_first}
-        if is_chapo(down_other) or (
-                is_chapo(before_ball) and (down_other & before_ball or self.chapo_before_ball == "any")):
+        if is_chapo(down_other) or (is_chapo(before_ball) and (
+                down_other & before_ball or f.t_first is None or self.chapo_before_ball == "any")):
             foul("chapo_to_opponent", ART16, CHAPO_POINTS)
         if down_other and not any(x.code == "chapo_to_opponent" for x in fouls):
             foul("pins_by_other", ART16, pins_value(down_other))
@@ -418,10 +418,11 @@ class ChapoReferee:
             respot = tuple(Respot(b, shot.start[b]) for b in shot.start if shot.end.get(b) != shot.start[b])
             announce.append(f"{', '.join(f.hanging)} dropped from the lip as it was played at: replay "
                             f"(chapo Art. 13.4)")
+            extra = self._extra(s, start_layout, [], [], [], s, None)
+            extra.update({"replay": True, "potted": [], "mingo": _mingo_field(t, shot.start.get("mingo"))})
             verdict = Verdict(shot=index, shooter=shooter, points={"A": 0, "B": 0}, foul=None, turn="keeps",
                               score=s.scores(), respot=respot, announce=tuple(announce), game_over=False,
-                              reason="replay", extra=self._extra(s, start_layout, [], [], [], s, None) |
-                              {"replay": True, "potted": []})
+                              reason="replay", extra=extra)
             return verdict, replace(s, shots=s.shots + 1, bih_origin=None)
         if f.hanging:
             announce.append(f"{', '.join(f.hanging)} dropped from the lip while the other ball was played: put "
@@ -561,6 +562,7 @@ class ChapoReferee:
                         announce.append(f"{b}: {call} (chapo Art. 14)")
         extra = self._extra(s, layout, knocked if the_foul is None else [], sorted(knocked_now), fouls, s, cabana)
         extra["potted"] = list(f.potted)
+        extra["mingo"] = _mingo_field(t, t.spots["mingo"] if s.game_over else positions["mingo"])
         verdict = Verdict(shot=index, shooter=shooter, points=points, foul=the_foul, turn=turn,
                           score=s.scores(), respot=respot,
                           announce=tuple(announce), game_over=s.game_over, reason=reason, extra=extra)
@@ -611,3 +613,11 @@ def spot_blocked_by(table: TableSpec, mingo: Point | None) -> bool:
     if mingo is None:
         return False
     return any(spot_blocked(table, table.spots[p], [mingo]) for p in CHAPO_PINS)
+
+
+def _mingo_field(table: TableSpec, at: Point | None) -> dict[str, Any]:
+    """Where the Mingo is to be for the next shot, naming its Art. 6 spot when it is on one."""
+    if at is None:
+        return {"spot": None, "at": None}
+    spot = next((n for n in ("mingo", "mingo_cushion", "mingo_third") if table.spots[n] == at), None)
+    return {"spot": spot, "at": [round(at[0], 1), round(at[1], 1)]}

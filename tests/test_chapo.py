@@ -508,6 +508,22 @@ def test_art_16_all_pins_knocked_before_a_ball_is_touched_give_chapo_to_the_oppo
         assert v.game_over and g.match.summary()["winner"] == winner
 
 
+def test_art_16_all_five_pins_knocked_by_the_own_ball_touching_no_ball_give_chapo_to_the_opponent():
+    g = Game()
+    g.open_game()
+    v = g.play(hits=(), pins=("king",) + LATS)
+    assert v.foul.code == "chapo_to_opponent" and v.points == {"A": 0, "B": 30} and v.extra["winner"] == "B"
+    assert set(v.extra["fouls"]) == {"chapo_to_opponent", "no_ball_touched"}
+
+
+def test_art_16_touching_the_own_ball_in_hand_is_no_foul_touching_another_ball_is():
+    g = Game()
+    v = g.play(hits=("mingo",), touched=("1",))
+    assert v.foul is None
+    v = g.play(hits=("1",), touched=("1",))  # B's rematada touching A's ball by hand
+    assert v.foul.code == "touched" and v.points == {"A": 1, "B": 0}
+
+
 # --- Art. 4-6 through the referee: the layout for the next shot ------------------------------------------------------
 
 def test_art_5a_a_ball_left_on_a_lateral_spot_the_pin_goes_to_the_opposite_auxiliary_spot():
@@ -579,8 +595,10 @@ def test_art_6_the_mingo_potted_goes_to_its_spot_or_the_cushion_or_the_third_spo
     g.open_game()
     v = g.play(hits=("mingo",), pots=(("mingo", "top_left"),), moves={"1": SP["mingo"]})
     assert v.points["A"] == 3 and {r.ball: r.at for r in v.respot}["mingo"] == SP["mingo_cushion"]
+    assert v.extra["mingo"]["spot"] == "mingo_cushion"
     v = g.play(hits=("1",), moves={"1": (300.0, 1500.0), "2": (900.0, 1500.0)})
     assert {r.ball: r.at for r in v.respot}["mingo"] == SP["mingo"]  # its spot free, not played: back
+    assert v.extra["mingo"] == {"spot": "mingo", "at": [SP["mingo"][0], SP["mingo"][1]]}
     assert "Art. 6" in " ".join(v.announce)
     g = Game()
     g.open_game()
@@ -738,3 +756,73 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     out = subprocess.run([sys.executable, "-m", "device", "referee", "--discipline", "chapo", "--option",
                           "games=many", str(path)], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "games" in out.stderr
+
+
+# --- properties over random play ---------------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as hst  # noqa: E402
+
+PIN_SETS = hst.sets(hst.sampled_from(("king",) + LATS), max_size=5)
+SPOT_NAMES = ("king",) + LATS + ("aux_top", "aux_bottom", "aux_left", "aux_right")
+
+
+@hst.composite
+def random_shot(draw):
+    return {
+        "hit": draw(hst.sampled_from(["other", "mingo", None])),
+        "pins": draw(PIN_SETS),
+        "other_pins": draw(hst.sets(hst.sampled_from(("king",) + LATS), max_size=2)),
+        "pot": draw(hst.sampled_from([None, "own", "other", "mingo"])),
+        "off": draw(hst.sampled_from([None, "mingo", "own"])),
+        "park": draw(hst.sampled_from([None] + list(SPOT_NAMES))),
+        "moving": draw(hst.booleans()),
+    }
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hst.lists(random_shot(), min_size=1, max_size=30))
+def test_property_random_play_keeps_the_books_and_the_layout_consistent(shots):
+    g = Game(games="3")
+    for r in shots:
+        if g.state.match_over:
+            break
+        side = g.shooter
+        own, other = BALL[side], BALL["B" if side == "A" else "A"]
+        on_table = set(g.pos) | ({own} if (own in g.state.in_hand or g.state.game_over) else set())
+        if g.state.game_over:
+            on_table = {own, "mingo"}
+        hit = {"other": other, "mingo": "mingo", None: None}[r["hit"]]
+        hits = (hit,) if hit in on_table else ()
+        pot = {"own": own, "other": other, "mingo": "mingo", None: None}[r["pot"]]
+        off = {"own": own, "mingo": "mingo", None: None}[r["off"]]
+        pots = ((pot, "top_left"),) if pot in on_table and pot != off else ()
+        offs = (off,) if off in on_table else ()
+        layout = g.state.pins
+        standing = {q.pin for q in layout if q.at is not None} if layout else set(("king",) + LATS)
+        moves = {}
+        if r["park"] and own not in {b for b, _ in pots} and own not in offs:
+            moves[own] = SP[r["park"]]
+        before = g.state.scores() if not g.state.game_over else {"A": 0, "B": 0}
+        v = g.play(hits=hits, pins=tuple(sorted(r["pins"] & standing - r["other_pins"])),
+                   pins_other=tuple(sorted(r["other_pins"] & standing)), pots=pots, off=offs, moves=moves,
+                   moving=("mingo",) if r["moving"] else ())
+        assert v.points["A"] >= 0 and v.points["B"] >= 0 and min(v.points.values()) == 0
+        assert v.score == {s: before[s] + v.points[s] for s in "AB"}
+        if v.foul is not None:
+            assert v.points[v.shooter] == 0 and v.points[v.foul.to] == v.foul.penalty >= 1
+        assert v.game_over == (max(v.score.values()) >= 30 or v.reason in ("chapo", "chapo_to_opponent"))
+        pins = [q for q in v.extra["pins"].values() if q["at"] is not None]
+        assert set(v.extra["pins"]) == {"king", *LATS}
+        ats = [tuple(q["at"]) for q in pins]
+        assert len(set(ats)) == len(ats)  # never two pins on one spot
+        if not v.game_over:
+            # A pin set again after this shot never stands where a ball prevents it (Art. 5a-c, 5f).
+            balls = list(g.pos.values())
+            for pin, q in v.extra["pins"].items():
+                if q["at"] is not None and pin in v.extra["pins_down"]:
+                    assert all(((q["at"][0] - b[0]) ** 2 + (q["at"][1] - b[1]) ** 2) ** 0.5
+                               >= T.ball_radius + T.pin_base_diameter / 2 for b in balls)
+            mingo = g.pos.get("mingo")
+            assert mingo is not None  # the Mingo is always on the table for the next shot
+    s = g.match.summary()
+    assert sum(s["games"].values()) == len(s["game_scores"])
