@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from rules.errors import LogError
+from rules.events import ball_ball
 from rules.match import OptionError
 from rules.registry import referee_for
 from rules.sinuca import SinucaReferee, SinucaState, rack
@@ -806,3 +807,78 @@ def test_art_41_9_a_log_opening_in_the_middle_of_a_frame_is_not_a_break_off_foul
     lay["cue"] = (W / 2, BAULK + 100.0)
     v = Game(lay, state=SinucaState(balls=rack(T, 15)), d_check=False).shot("red1", cue_to=OPEN_CUE)
     assert v["foul"] is None
+
+
+def test_art_14_a_red_potted_through_another_ball_counts():
+    g = Game()
+    s = g.make("red1", "red2", cue_to=OPEN_CUE)  # the cue ball hits red1, red1 sends red2 in
+    s = replace(s, events=tuple(sorted(s.events + (ball_ball(s.t_start + 0.3, "red1", "red2"),), key=lambda e: e.t)))
+    v = g.play(s)
+    assert v["foul"] is None and v["points"]["A"] == 1 and v["turn"] == "keeps"
+
+
+@pytest.mark.parametrize("pocket", ["bottom_left", "left_middle", "top_right"])
+def test_art_22_the_ball_on_may_go_in_any_pocket(pocket):
+    v = Game().shot("red1", "red1", pocket=pocket, cue_to=OPEN_CUE)
+    assert v["points"]["A"] == 1
+
+
+def test_art_23_25_the_verdict_names_a_ball_touching_the_cue_ball():
+    lay = one_red(cue=(300.0, 700.0), red=(500.0, 1500.0))
+    v = Game(lay).shot("red1", cue_to=(500.0, 1500.0 - 2 * R - 0.3))
+    assert v["touching"] == ["red1"] and v["snooker"] is None
+    v = Game(lay).shot("red1", cue_to=(500.0, 1400.0))
+    assert v["touching"] == []
+
+
+def test_art_49_2_conceding_between_frames_concedes_the_match():
+    g = Game(frames=3)
+    g.control("concede", side="A")
+    assert not g.summary()["match_over"] and g.summary()["frames"] == {"A": 0, "B": 1}
+    g.control("concede", side="A")
+    s = g.summary()
+    assert s["match_over"] and s["winner"] == "B" and s["frames"] == {"A": 0, "B": 1}
+
+
+def test_art_44_3_a_concession_without_a_side_is_the_side_to_play():
+    g = Game()
+    g.shot("red1", cue_to=OPEN_CUE)  # B to play
+    g.control("concede")
+    assert g.summary()["frame_winner"] == "A"
+
+
+def test_art_18_first_player_between_frames_names_the_next_breaker():
+    g = Game(frames=2)
+    g.control("concede", side="B")
+    g.control("first_player", side="A")
+    v = g.shot("red1", cue_to=OPEN_CUE)
+    assert v["shooter"] == "A" and v["frame"] == 2
+    with pytest.raises(LogError):
+        g.control("first_player", side="B")  # in the middle of a frame: nothing to choose
+
+
+def test_controls_that_the_state_forbids_name_the_record():
+    g = Game(snooker_after_foul_layout())
+    g.shot("green", cue_to=CUE_BEHIND_BLUE)
+    with pytest.raises(LogError) as exc:
+        g.control("free_ball", ball="red1")  # a red cannot be the free ball (Art. 4: a colour)
+    assert exc.value.record == f"test line {g.n}"
+    with pytest.raises(LogError):
+        Game(colours_from("blue")).control("nominate", ball="yellow")  # not on the table
+    with pytest.raises(LogError):
+        Game().control("ball_in_hand", at=(700.0, 500.0))  # not a sinuca control
+    with pytest.raises(LogError):
+        Game().control("choose_group", side="A", group="low")
+
+
+def test_the_full_size_table_preset_uses_its_own_spots_and_pockets():
+    from rules.tables import preset
+
+    big = preset("snooker_full")
+    lay = rack(big, 15)
+    lay["cue"] = (big.width / 2, big.lines["baulk_line_y"] - 50.0)
+    g = Game(lay, table=big, state=SinucaState(balls=rack(big, 15)))
+    g.shot("red1", "red1", cue_to=(500.0, 1500.0))
+    v = g.shot("black", "black", nominated="black", cue_to=(500.0, 1500.0))
+    assert v["respot"][0]["at"] == [round(big.spots["black"][0], 1), round(big.spots["black"][1], 1)]
+    assert big.spots["black"] != T.spots["black"]
