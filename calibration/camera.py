@@ -153,6 +153,34 @@ class CameraModel:
         s = (zz - c[2]) / d[..., 2]
         return c[:2] + s[..., None] * d[..., :2]
 
+    def sphere_outline(self, centre_xyz: ArrayLike, radius: float, n: int = 64) -> np.ndarray:
+        """The image outline (n, 2) of a sphere: the projection of the circle where the view rays graze it."""
+        c = np.asarray(centre_xyz, dtype=np.float64)
+        o = self.camera_centre
+        u = o - c
+        d = float(np.linalg.norm(u))
+        u /= d
+        # Tangent circle: centre R^2/D towards the camera, radius R sqrt(1 - R^2/D^2).
+        centre = c + (radius * radius / d) * u
+        rho = radius * math.sqrt(max(0.0, 1.0 - (radius / d) ** 2))
+        a = np.cross(u, [0.0, 0.0, 1.0] if abs(u[2]) < 0.9 else [1.0, 0.0, 0.0])
+        a /= np.linalg.norm(a)
+        b = np.cross(u, a)
+        phi = np.linspace(0.0, 2 * math.pi, n, endpoint=False)
+        pts = centre + rho * (np.cos(phi)[:, None] * a + np.sin(phi)[:, None] * b)
+        return self.project(pts)
+
+    def sphere_image_centre(self, centre_xyz: ArrayLike, radius: float) -> np.ndarray:
+        """Where the centroid of a sphere's image falls (2,). Not quite the projection of its centre: perspective
+        stretches the outline away from the principal point, by about f a^2 tan(t) / cos^2(t) for a sphere seen at
+        angle t off the axis under an angular radius a (0.2 px at a carom table's corner from 2 m, 0.4 mm)."""
+        poly = self.sphere_outline(centre_xyz, radius, 128)
+        x, y = poly[:, 0], poly[:, 1]
+        xn, yn = np.roll(x, -1), np.roll(y, -1)
+        cross = x * yn - xn * y
+        area = cross.sum() / 2.0
+        return np.array([((x + xn) * cross).sum() / (6 * area), ((y + yn) * cross).sum() / (6 * area)])
+
     def pixels_per_mm(self, xy: ArrayLike, z: float = 0.0) -> np.ndarray:
         """Local scale (pixels per table mm) at cloth points (..., 2), from the depth: f / depth."""
         xy = np.asarray(xy, dtype=np.float64)

@@ -95,3 +95,18 @@ def test_nudged_camera_moves_the_image_slightly():
     nudged = cam.moved(d_rvec=(0.002, 0.0, 0.0))
     shift = nudged.table_to_image([710, 1420]) - cam.table_to_image([710, 1420])
     assert 0.2 < np.linalg.norm(shift) < 5.0
+
+
+def test_a_spheres_image_centre_is_stretched_away_from_the_axis_by_the_predicted_amount():
+    cam = CameraModel.overhead(CAROM, (1456, 1088), height_mm=2000)
+    centre = np.array([CAROM.width / 2, CAROM.length / 2, R])
+    np.testing.assert_allclose(cam.sphere_image_centre(centre, R), cam.project(centre), atol=1e-6)
+    corner = np.array([R, R, R])
+    offset = cam.sphere_image_centre(corner, R) - cam.project(corner)
+    c = cam.camera_centre
+    off_axis = np.hypot(*(corner[:2] - c[:2]))
+    tan_t = off_axis / (c[2] - R)
+    a2 = (R / np.linalg.norm(corner - c)) ** 2
+    expected = cam.focal * a2 * tan_t * (1 + tan_t ** 2)  # f a^2 tan(t) / cos^2(t)
+    assert np.linalg.norm(offset) == pytest.approx(expected, rel=0.05)
+    assert 0.05 < np.linalg.norm(offset) < 0.5

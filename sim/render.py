@@ -1,0 +1,315 @@
+"""Render a simulated trajectory through a ``CameraModel``: what the Pi camera would have recorded.
+
+Per frame: the static table (cached per camera and per pin state), each ball as a ray-traced sphere with its
+shadow at its true 3-D centre (z = R, so parallax is real), integrated over the exposure by averaging sub-frame
+renders of the image patches around moving balls (motion blur), the cue and arms on top, then the global light
+(flicker, a lighting change), sensor noise and JPEG. Optional rolling shutter (each ball seen at the time its row
+is exposed) and camera nudges (the pose changes at a given time; the truth keeps table coordinates).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from rules.tables import TableSpec
+
+from .ball_art import BallDraw, BallLook, SphereShader, draw_pin
+from .layouts import ball_colour
+from .occluders import Arm, draw_arm, draw_cue
+from .table_art import Background, TableArt
+from .trajectory import OFF_TABLE, ON_TABLE, Trajectory
+
+_FLIGHT_RISE = 40.0  # mm: a ball that jumped the cushion is drawn this much higher
+
+
+@dataclass(frozen=True)
+class Nudge:
+    """Someone bumps the camera at ``t``: an extra rotation (camera frame, rad) and shift (camera frame, mm)."""
+
+    t: float
+    d_rvec: tuple[float, float, float] = (0.002, -0.001, 0.0)
+    d_tvec: tuple[float, float, float] = (3.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class LightChange:
+    """The room light goes from its level to ``gain`` times it between ``t0`` and ``t1``."""
+
+    t0: float
+    t1: float
+    gain: float
+
+
+@dataclass(frozen=True)
+class Effects:
+    motion_blur: bool = True
+    exposure_s: float = 1 / 500
+    max_subframes: int = 12
+    noise_sigma: float = 2.0  # 8-bit grey levels; 0 = off
+    jpeg_quality: int | None = 92  # None = no compression
+    rolling_readout_s: float = 0.0  # first row to last; 0 = global shutter
+    flicker: float = 0.0  # relative amplitude of the mains flicker (0.05 = +-5 %)
+    flicker_hz: float = 100.0
+    light_changes: tuple[LightChange, ...] = ()
+    nudges: tuple[Nudge, ...] = ()
+    draw_cue: bool = True
+    arms: tuple[Arm, ...] = ()
+    shading: bool = True  # False: balls flat-coloured, no shadows (geometric tests read coverage off colour)
+
+    @classmethod
+    def clean(cls, **changes: object) -> "Effects":
+        """No blur, noise, compression or occluders: for geometric tests."""
+        base = dict(motion_blur=False, noise_sigma=0.0, jpeg_quality=None, draw_cue=False)
+        base.update(changes)
+        return cls(**base)  # type: ignore[arg-type]
+
+
+@dataclass
+class FrameTruth:
+    t: float  # mid-exposure time
+    balls: dict[str, dict]
+    pins: dict[str, dict] = field(default_factory=dict)
+    camera_index: int = 0
+
+    def to_dict(self) -> dict:
+        return {"t": self.t, "balls": self.balls, "pins": self.pins, "camera": self.camera_index}
+
+
+class Renderer:
+    def __init__(self, table: TableSpec, discipline: str, camera: CameraModel, trajectory: Trajectory,
+                 effects: Effects | None = None, seed: int = 0, texture_scale: float | None = None) -> None:
+        self.table = table
+        self.discipline = discipline
+        self.traj = trajectory
+        self.fx = effects or Effects()
+        self.rng = np.random.default_rng(seed)
+        ppm = float(camera.pixels_per_mm([table.width / 2, table.length / 2]))
+        scale = texture_scale or float(np.clip(2.0 * ppm, 0.25, 1.5))
+        self.art = TableArt(table, discipline, scale=scale, seed=seed + 7)
+        self.cameras = [camera]
+        for n in self.fx.nudges:
+            self.cameras.append(self.cameras[-1].moved(n.d_rvec, n.d_tvec))
+        self._bg: dict[int, tuple[Background, np.ndarray]] = {}
+        self._pin_bg: dict[tuple, np.ndarray] = {}
+        self.looks = {b: BallLook(*ball_colour(b, discipline)) for b in trajectory.ball_ids}
+        if discipline == "bilhar":
+            self.looks = {b: BallLook(lk.colour, "numbered" if lk.pattern == "plain" and b != "cue" else lk.pattern)
+                          for b, lk in self.looks.items()}
+        self._noise = self._noise_bank(camera.image_size) if self.fx.noise_sigma > 0 else None
+
+    # --- caches -----------------------------------------------------------------------------------------------
+
+    def camera_index(self, t: float) -> int:
+        return sum(1 for n in self.fx.nudges if n.t <= t)
+
+    def _background(self, k: int) -> tuple[Background, np.ndarray]:
+        if k not in self._bg:
+            cam = self.cameras[k]
+            bg = self.art.background(cam)
+            w, h = cam.image_size
+            u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+            rays = cam.rays(np.stack([u, v], axis=-1)).astype(np.float32)
+            self._bg[k] = (bg, rays)
+        return self._bg[k]
+
+    def _with_pins(self, k: int, t: float) -> np.ndarray:
+        bg, _ = self._background(k)
+        if not self.traj.pins:
+            return bg.image
+        states = []
+        for p in self.traj.pins:
+            f = 0.0 if p.down_t is None or t < p.down_t else min(1.0, (t - p.down_t) / 0.12)
+            states.append(round(f, 2))
+        key = (k, tuple(states))
+        if key not in self._pin_bg:
+            img = bg.image.copy()
+            for p, f in zip(self.traj.pins, states):
+                draw_pin(img, self.cameras[k], p.spot, self.table.pin_base_diameter, self.table.pin_height, f,
+                         p.direction)
+            if len(self._pin_bg) > 64:
+                self._pin_bg.clear()
+            self._pin_bg[key] = img
+        return self._pin_bg[key]
+
+    def _noise_bank(self, size: tuple[int, int], n: int = 4) -> list[tuple[np.ndarray, np.ndarray]]:
+        w, h = size
+        bank = []
+        for _ in range(n):
+            z = self.rng.normal(0.0, self.fx.noise_sigma, (h, w, 3))
+            bank.append((np.clip(z, 0, 255).astype(np.uint8), np.clip(-z, 0, 255).astype(np.uint8)))
+        return bank
+
+    # --- one frame --------------------------------------------------------------------------------------------
+
+    def table_image(self, t: float = 0.0) -> np.ndarray:
+        """The empty table (with the pins as they are at ``t``) as the camera sees it, before exposure effects."""
+        return self._with_pins(self.camera_index(t), t).copy()
+
+    def _ball_states(self, t: float, cam: CameraModel) -> list[tuple[str, np.ndarray, np.ndarray, int]]:
+        pos, status, quat = self.traj.state_at(t)
+        out = []
+        R = self.traj.radius
+        for k, b in enumerate(self.traj.ball_ids):
+            if status[k] == ON_TABLE:
+                z = R
+            elif status[k] == OFF_TABLE and self._flying(k, t):
+                z = R + _FLIGHT_RISE
+            else:
+                continue
+            out.append((b, np.array([pos[k, 0], pos[k, 1], z]), quat[k], int(status[k])))
+        return out
+
+    def _flying(self, k: int, t: float) -> bool:
+        """An off-table ball is drawn while it is still over the rails (near the table)."""
+        pos, _, _ = self.traj.state_at(t)
+        x, y = pos[k]
+        m = 300.0
+        return -m <= x <= self.table.width + m and -m <= y <= self.table.length + m
+
+    def render(self, t: float) -> tuple[np.ndarray, FrameTruth]:
+        """The frame whose exposure starts at ``t`` and its truth (ball positions at mid-exposure)."""
+        fx = self.fx
+        k_cam = self.camera_index(t)
+        cam = self.cameras[k_cam]
+        bg, rays = self._background(k_cam)
+        frame = self._with_pins(k_cam, t).copy()
+        shader = SphereShader(cam, rays, self.traj.radius, fx.shading)
+        w, h = cam.image_size
+        exposure = fx.exposure_s if fx.motion_blur else 0.0
+        t_mid = t + exposure / 2
+        # Sub-frame times: enough that a moving ball advances under a pixel between two of them.
+        if exposure > 0:
+            a = np.array([s[1][:2] for s in self._ball_states(t, cam)]).reshape(-1, 2)
+            b = np.array([s[1][:2] for s in self._ball_states(t + exposure, cam)]).reshape(-1, 2)
+            ppm = float(cam.pixels_per_mm([self.table.width / 2, self.table.length / 2]))
+            move = float(np.abs(a - b).max()) * ppm if len(a) and len(a) == len(b) else 0.0
+            n_sub = int(np.clip(math.ceil(move / 0.7) + 1, 1, fx.max_subframes))
+        else:
+            n_sub = 1
+        sub_times = [t + (i + 0.5) / n_sub * exposure for i in range(n_sub)] if exposure > 0 else [t]
+        # Each ball's states at the sub-frame times (rolling shutter: at the time its row is read).
+        per_ball: dict[str, list[BallDraw]] = {}
+        for ts in sub_times:
+            for b, centre, q, _ in self._ball_states(ts, cam):
+                if fx.rolling_readout_s > 0:
+                    row = float(cam.project(centre)[1])
+                    tr = ts + np.clip(row / h, 0, 1) * fx.rolling_readout_s
+                    st = {s[0]: s for s in self._ball_states(tr, cam)}
+                    if b not in st:
+                        continue
+                    centre, q = st[b][1], st[b][2]
+                per_ball.setdefault(b, []).append(BallDraw(centre, q, self.looks[b]))
+        self._composite(frame, bg, shader, per_ball, n_sub)
+        # Occluders.
+        mask = np.zeros((h, w), np.uint8)
+        occluder = False
+        if fx.draw_cue:
+            for s in self.traj.strikes:
+                pos_at = self.traj.state_at(s.t)[0][self.traj.index(s.ball)]
+                occluder |= draw_cue(frame, mask, cam, s, (float(pos_at[0]), float(pos_at[1])), self.traj.radius,
+                                     t_mid)
+        for arm in fx.arms:
+            occluder |= draw_arm(frame, mask, cam, arm, t_mid)
+        # Global light: flicker integrated over the exposure, scripted changes.
+        gain = self._global_gain(t, exposure)
+        if abs(gain - 1.0) > 1e-3:
+            lut = np.clip(np.arange(256) * gain, 0, 255).astype(np.uint8)
+            frame = cv2.LUT(frame, lut)
+        if self._noise is not None:
+            pos_n, neg_n = self._noise[int(self.rng.integers(len(self._noise)))]
+            frame = cv2.subtract(cv2.add(frame, pos_n), neg_n)
+        if fx.jpeg_quality is not None:
+            ok, buf = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, int(fx.jpeg_quality)])
+            frame = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        return frame, self._truth(t_mid, cam, mask if occluder else None, k_cam)
+
+    def _composite(self, frame: np.ndarray, bg: Background, shader: SphereShader,
+                   per_ball: dict[str, list[BallDraw]], n_sub: int) -> None:
+        w, h = shader.size
+        boxes = {}
+        for b, draws in per_ball.items():
+            x0 = y0 = math.inf
+            x1 = y1 = -math.inf
+            for d in draws:
+                c, r = shader.extent(d.centre)
+                x0, y0 = min(x0, c[0] - r), min(y0, c[1] - r)
+                x1, y1 = max(x1, c[0] + r), max(y1, c[1] + r)
+            box = (max(0, int(x0) - 2), max(0, int(y0) - 2), min(w, int(x1) + 3), min(h, int(y1) + 3))
+            if box[2] > box[0] and box[3] > box[1]:
+                boxes[b] = box
+        for group, box in _merge_boxes(boxes):
+            x0, y0, x1, y1 = box
+            base = frame[y0:y1, x0:x1].astype(np.float32)
+            acc = np.zeros_like(base)
+            for i in range(n_sub):
+                canvas = base.copy()
+                draws = [(per_ball[b][i] if i < len(per_ball[b]) else per_ball[b][-1]) for b in group]
+                for d in draws:
+                    shader.shadow(canvas, x0, y0, d)
+                origin = shader.origin
+                for d in sorted(draws, key=lambda d: -float(np.linalg.norm(d.centre - origin))):
+                    c = shader.camera.project(d.centre)
+                    gx = int(np.clip(c[0], 0, w - 1))
+                    gy = int(np.clip(c[1], 0, h - 1))
+                    shader.ball(canvas, x0, y0, d, float(bg.gain[gy, gx]))
+                acc += canvas
+            frame[y0:y1, x0:x1] = np.clip(acc / n_sub + 0.5, 0, 255).astype(np.uint8)
+
+    def _global_gain(self, t: float, exposure: float) -> float:
+        fx = self.fx
+        g = 1.0
+        if fx.flicker > 0:
+            ts = t + np.linspace(0, max(exposure, 1e-4), 8)
+            g *= 1.0 + fx.flicker * float(np.mean(np.sin(2 * math.pi * fx.flicker_hz * ts)))
+        for c in fx.light_changes:
+            g *= 1.0 + (c.gain - 1.0) * min(1.0, max(0.0, (t - c.t0) / max(1e-9, c.t1 - c.t0)))
+        return g
+
+    def _truth(self, t: float, cam: CameraModel, mask: np.ndarray | None, k_cam: int) -> FrameTruth:
+        pos, status, _ = self.traj.state_at(t)
+        names = {ON_TABLE: "on_table", 1: "potted", OFF_TABLE: "off_table"}
+        balls = {}
+        R = self.traj.radius
+        w, h = cam.image_size
+        for k, b in enumerate(self.traj.ball_ids):
+            entry: dict = {"status": names[int(status[k])]}
+            if status[k] == ON_TABLE:
+                xy = (float(pos[k, 0]), float(pos[k, 1]))
+                px = cam.table_to_image(xy, R)
+                entry.update({"xy": [round(xy[0], 3), round(xy[1], 3)], "px": [round(float(px[0]), 3),
+                                                                               round(float(px[1]), 3)]})
+                occluded = False
+                if mask is not None:
+                    r = cam.focal * R / float(np.linalg.norm(np.array([*xy, R]) - cam.camera_centre))
+                    probes = px + np.array([[0, 0], [0.6, 0], [-0.6, 0], [0, 0.6], [0, -0.6]]) * r
+                    inside = [(0 <= u < w and 0 <= v < h) and mask[int(v), int(u)] > 0 for u, v in probes]
+                    occluded = bool(sum(inside) >= 3)
+                entry["occluded"] = occluded
+            balls[b] = entry
+        pins = {p.name: {"standing": bool(p.down_t is None or t < p.down_t)} for p in self.traj.pins}
+        return FrameTruth(t, balls, pins, k_cam)
+
+
+def _merge_boxes(boxes: dict[str, tuple[int, int, int, int]]) -> list[tuple[list[str], tuple[int, int, int, int]]]:
+    """Group balls whose patches overlap (they must be composited together, nearest last)."""
+    groups = [([b], box) for b, box in boxes.items()]
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(groups)):
+            for j in range(i + 1, len(groups)):
+                a, b = groups[i][1], groups[j][1]
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                    box = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+                    groups[i] = (groups[i][0] + groups[j][0], box)
+                    del groups[j]
+                    merged = True
+                    break
+            if merged:
+                break
+    return groups
