@@ -1,0 +1,110 @@
+"""Automatic calibration from one view: find the table, straighten the noses, fit the pose, check the markings.
+
+``calibrate_view(image, table, lens=...)`` returns a :class:`calibration.file.Calibration` (write it with
+``write_calibration``) and what was measured on the way (for the overlay). ``calibrate_from_corners`` is the manual
+path: four corners clicked by hand, the lens from the prior.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calibration.camera import CameraModel
+from calibration.distortion import LensPrior, distort_points, lens_prior, plumb_line, undistort_points
+from calibration.file import Calibration
+from calibration.markings import find_markings
+from calibration.pose import MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, refine_pose, table_corners
+from calibration.table_finder import TableOutline, find_outline, fit_side_lines, intersect
+from rules.tables import TableSpec
+
+
+@dataclass(frozen=True, eq=False)
+class ViewCalibration:
+    calibration: Calibration
+    outline: TableOutline | None
+    fit: PoseFit | None
+    markings: tuple[MarkingObservation, ...]
+
+
+def _lines_corners(edge_points, size, k, dist) -> np.ndarray:
+    ideal = [undistort_points(size, k, dist, e) for e in edge_points]
+    lines = [(c, d) for c, d, _ in fit_side_lines(ideal)]
+    corners = np.array([intersect(lines[(i - 1) % 4], lines[i]) for i in range(4)])
+    return corners
+
+
+def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | None = None,
+                   intrinsics: tuple[np.ndarray, np.ndarray] | None = None, use_markings: bool = True,
+                   outline: TableOutline | None = None) -> ViewCalibration:
+    """Calibrate from a view of the table (BGR). ``intrinsics`` (camera matrix, distortion) from a chessboard fixes
+    the lens; otherwise the plumb-line fit and the pose fit find it, starting from the ``lens`` prior."""
+    h, w = image.shape[:2]
+    size = (w, h)
+    prior = lens if isinstance(lens, LensPrior) else lens_prior(lens)
+    if outline is None:
+        outline = find_outline(image)
+    edges = outline.edge_points
+    if intrinsics is not None:
+        k = np.asarray(intrinsics[0], dtype=float)
+        dist = np.asarray(intrinsics[1], dtype=float).ravel()
+        focal_sigma, fit_lens = 1e-4, False
+    else:
+        k = prior.camera_matrix(size)
+        pl = plumb_line(edges, size, k, k_init=(prior.k1, prior.k2))
+        dist = pl.dist_coeffs
+        focal_sigma, fit_lens = prior.focal_sigma, True
+    f_prior = float(k[0, 0])
+    corners_ideal = _lines_corners(edges, size, k, dist)
+    if fit_lens:
+        f_h = focal_from_rectangle(corners_ideal, table, k[:2, 2])
+        if f_h is not None and prior.focal_sigma > 0.2 and 0.2 * f_prior < f_h < 5 * f_prior:
+            # An unknown lens: a tilted view tells the focal length; rescale k1, k2 to keep the curvature.
+            q = f_h / f_prior
+            k = k.copy()
+            k[0, 0] = k[1, 1] = f_h
+            dist = dist * np.array([q ** 2, q ** 4, 1, 1, 1])
+            corners_ideal = _lines_corners(edges, size, k, dist)
+            f_prior = f_h
+    corners_px = distort_points(size, k, dist, corners_ideal)
+    rvec, tvec = initial_pose(corners_px, table, k, dist)
+    cam0 = CameraModel(size, k, dist, rvec, tvec)
+    fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens)
+    markings: tuple[MarkingObservation, ...] = ()
+    if use_markings:
+        markings = tuple(find_markings(image, fit.camera, table, outline.cloth))
+        if len(markings) >= 2:
+            fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, markings=markings,
+                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10)
+    cam = fit.camera
+    corners = cam.table_to_image(table_corners(table)[:, :2], 0.0)
+    quality = {"reprojection_px": round(fit.rms_px, 4), "edge_inliers": round(fit.inlier_fraction, 3),
+               "markings_found": len(markings)}
+    if len(fit.marking_residuals_mm):
+        quality["markings_mm"] = round(float(np.sqrt(np.mean(fit.marking_residuals_mm ** 2))), 3)
+    quality["focal_px"] = round(cam.focal, 2)
+    return ViewCalibration(Calibration(cam, table, corners, quality), outline, fit, markings)
+
+
+def calibrate_from_corners(corners_px: np.ndarray, image_size: tuple[int, int], table: TableSpec,
+                           lens: str | LensPrior | None = None,
+                           intrinsics: tuple[np.ndarray, np.ndarray] | None = None) -> Calibration:
+    """The manual path: four corners in table order (bottom-left, bottom-right, top-right, top-left)."""
+    corners_px = np.asarray(corners_px, dtype=float).reshape(4, 2)
+    prior = lens if isinstance(lens, LensPrior) else lens_prior(lens)
+    if intrinsics is not None:
+        k, dist = np.asarray(intrinsics[0], float), np.asarray(intrinsics[1], float).ravel()
+    else:
+        k = prior.camera_matrix(image_size)
+        dist = np.array([prior.k1, prior.k2, 0, 0, 0], dtype=float)
+        if prior.focal_sigma > 0.2:
+            f_h = focal_from_rectangle(undistort_points(image_size, k, dist, corners_px), table, k[:2, 2])
+            if f_h is not None and 0.2 * k[0, 0] < f_h < 5 * k[0, 0]:
+                k = k.copy()
+                k[0, 0] = k[1, 1] = f_h
+    rvec, tvec = initial_pose(corners_px, table, k, dist)
+    cam = CameraModel(image_size, k, dist, rvec, tvec)
+    back = cam.table_to_image(table_corners(table)[:, :2])
+    rms = float(np.sqrt(np.mean(np.sum((back - corners_px) ** 2, axis=1))))
+    return Calibration(cam, table, corners_px, {"reprojection_px": round(rms, 4), "manual_corners": 1})

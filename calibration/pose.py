@@ -1,0 +1,164 @@
+"""The camera's pose over the table from the cushion noses, refined jointly with the lens; markings as a check.
+
+1. Start: the corners (intersections of the plumb-line-straightened noses) and the known play area give the pose by
+   ``cv2.solvePnP`` (IPPE for a plane); a tilted view also gives the focal length from the homography (the two
+   orthogonality constraints of a rectangle's axes, principal point at the image centre).
+2. Refine: every edge point of a cushion must map onto that cushion's line in the table (x = 0, x = W, y = 0,
+   y = L on the cloth). A Levenberg-Marquardt fit over the pose, the focal length (held by the lens prior with its
+   uncertainty) and k1, k2 (in pixel terms, so a focal change keeps the curvature the noses showed) minimises those
+   distances in pixels, with Tukey weights against a person's arm over a cushion; the chalk spots of the discipline
+   (table points on the cloth) join the fit where they are found.
+3. Quality: the RMS edge residual in pixels (``reprojection_px``), and the residual of the found markings in mm
+   (``markings_mm``, with how many were found).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from rules.tables import TableSpec
+
+
+def table_corners(table: TableSpec, z: float = 0.0) -> np.ndarray:
+    """The four play-area corners in table order (bottom-left, bottom-right, top-right, top-left), (4, 3)."""
+    w, l = table.width, table.length
+    return np.array([[0, 0, z], [w, 0, z], [w, l, z], [0, l, z]], dtype=np.float64)
+
+
+def focal_from_rectangle(ideal_corners: np.ndarray, table: TableSpec, principal: Sequence[float]) -> float | None:
+    """The focal length (px) that makes the imaged rectangle's axes orthogonal and its sides W x L; None when the
+    view is too square-on to tell (the constraints vanish for a camera looking straight down)."""
+    obj = table_corners(table)[:, :2]
+    img = np.asarray(ideal_corners, dtype=np.float64) - np.asarray(principal, dtype=np.float64)
+    h, _ = cv2.findHomography(obj, img)
+    if h is None:
+        return None
+    h1, h2 = h[:, 0], h[:, 1]
+    a = np.array([h1[0] * h2[0] + h1[1] * h2[1], h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
+    b = np.array([-h1[2] * h2[2], -(h1[2] ** 2 - h2[2] ** 2)])
+    scale = np.linalg.norm(h[:2, :2])
+    if np.linalg.norm(b) * scale ** 2 < 1e-9 * np.linalg.norm(a) or a @ a == 0:
+        return None
+    w = (a @ b) / (a @ a)  # 1 / f^2
+    if not w > 0:
+        return None
+    f = float(1.0 / np.sqrt(w))
+    return f if np.isfinite(f) else None
+
+
+def initial_pose(corners_px: np.ndarray, table: TableSpec, k: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    obj = table_corners(table)
+    ok, rvec, tvec = cv2.solvePnP(obj, np.asarray(corners_px, dtype=np.float64).reshape(-1, 1, 2), k, dist,
+                                  flags=cv2.SOLVEPNP_IPPE)
+    if not ok:
+        raise ValueError("the corners do not give a camera pose")
+    ok, rvec, tvec = cv2.solvePnP(obj, np.asarray(corners_px, dtype=np.float64).reshape(-1, 1, 2), k, dist,
+                                  rvec, tvec, useExtrinsicGuess=True, flags=cv2.SOLVEPNP_ITERATIVE)
+    return rvec.ravel(), tvec.ravel()
+
+
+@dataclass(frozen=True)
+class MarkingObservation:
+    """A marking seen in the image: its pixel position and where it is on the table (z above the cloth)."""
+
+    name: str
+    px: np.ndarray  # (2,)
+    table_xy: np.ndarray  # (2,)
+    z: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class PoseFit:
+    camera: CameraModel
+    rms_px: float  # edge points' distance to their cushion lines, RMS over inliers
+    inlier_fraction: float
+    marking_residuals_mm: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+def _camera(base: CameraModel, p: np.ndarray, f0: float, k_ref: tuple[float, float]) -> CameraModel:
+    q = float(np.exp(p[6]))
+    k = base.camera_matrix.copy()
+    k[0, 0] = k[1, 1] = f0 * q
+    dist = np.array([p[7] * q ** 2, p[8] * q ** 4, 0.0, 0.0, 0.0])
+    return CameraModel(base.image_size, k, dist, p[:3], p[3:6])
+
+
+def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.ndarray], focal_prior: float,
+                focal_sigma: float, markings: Sequence[MarkingObservation] = (), fit_focal: bool = True,
+                fit_distortion: bool = True, sigma_px: float = 0.2, iters: int = 25) -> PoseFit:
+    """Joint LM fit of pose, focal length and radial distortion to the cushion edge points (see module docstring)."""
+    f0 = camera.focal
+    k1, k2 = float(camera.dist_coeffs[0]), float(camera.dist_coeffs[1])
+    p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2]])
+    free = np.array([True] * 6 + [fit_focal, fit_distortion, fit_distortion])
+    pts = [np.asarray(e, dtype=np.float64) for e in edge_points]
+    allpts = np.concatenate(pts)
+    side = np.concatenate([np.full(len(e), i) for i, e in enumerate(pts)])
+    target = np.array([0.0, table.width, table.length, 0.0])[side]
+    axis = np.array([1, 0, 1, 0])[side]  # bottom/top constrain y, right/left constrain x
+    mk_px = np.array([m.px for m in markings]).reshape(-1, 2)
+    mk_xy = np.array([m.table_xy for m in markings]).reshape(-1, 2)
+    mk_z = np.array([m.z for m in markings])
+    weights = np.ones(len(allpts))
+    scale_ppm = camera.pixels_per_mm(np.stack([np.where(axis == 0, target, table.width / 2),
+                                               np.where(axis == 1, target, table.length / 2)], axis=-1))
+
+    def residuals(pv: np.ndarray) -> np.ndarray:
+        cam = _camera(camera, pv, f0, (k1, k2))
+        xy = cam.image_to_table(allpts, 0.0)
+        r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm / sigma_px * np.sqrt(weights)
+        out = [r]
+        if len(mk_px):
+            mxy = cam.image_to_table(mk_px, mk_z)
+            out.append(((mxy - mk_xy) * camera.pixels_per_mm(mk_xy)[:, None] / sigma_px).ravel())
+        prior_f = (f0 * np.exp(pv[6]) - focal_prior) / (focal_sigma * focal_prior)
+        out.append(np.array([prior_f]))
+        return np.concatenate(out)
+
+    lam = 1e-3
+    x = p.copy()
+    idx = np.flatnonzero(free)
+    for it in range(iters):
+        if it in (3, 7, 12):
+            cam = _camera(camera, x, f0, (k1, k2))
+            xy = cam.image_to_table(allpts, 0.0)
+            r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm
+            s = max(1.4826 * np.median(np.abs(r)), 0.05)
+            u = r / (4.685 * s)
+            weights = np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0) + 1e-9
+        r0 = residuals(x)
+        jac = np.empty((len(r0), len(idx)))
+        for jj, j in enumerate(idx):
+            h = 1e-6 * max(1.0, abs(x[j])) if j >= 3 else 1e-7
+            if j >= 6:
+                h = 1e-6
+            dx = np.zeros_like(x)
+            dx[j] = h
+            jac[:, jj] = (residuals(x + dx) - r0) / h
+        a = jac.T @ jac
+        g = jac.T @ r0
+        improved = False
+        for _ in range(6):
+            step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
+            xn = x.copy()
+            xn[idx] += step
+            if np.sum(residuals(xn) ** 2) < np.sum(r0 ** 2):
+                x, lam, improved = xn, lam * 0.3, True
+                break
+            lam *= 10
+        if not improved or np.abs(step).max() < 1e-10:
+            if it > 12:
+                break
+    cam = _camera(camera, x, f0, (k1, k2))
+    xy = cam.image_to_table(allpts, 0.0)
+    r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm
+    inl = weights > 0.01
+    mres = np.zeros(0)
+    if len(mk_px):
+        mres = np.linalg.norm(cam.image_to_table(mk_px, mk_z) - mk_xy, axis=1)
+    return PoseFit(cam, float(np.sqrt(np.mean(r[inl] ** 2))) if inl.any() else float("nan"), float(inl.mean()), mres)

@@ -1,0 +1,349 @@
+"""Find the table in a frame: the cloth, the four cushion noses as sub-pixel edge points, and their corners.
+
+1. The cloth is the dominant colour near the image centre (a peak of the a*b* histogram of a central window, any
+   cloth colour, any overall light), thresholded in CIELAB with a lightness band wide enough for uneven light; the
+   connected region holding the centre, its holes (balls, spots) filled, is the cloth.
+2. A convex quadrilateral fitted to that region gives the four sides; an edge touching the picture border means the
+   table is not wholly in view, and the error says which way to move the camera.
+3. Along each side, away from the corners (pockets, jaws), the cloth boundary is found to sub-pixel precision on
+   profiles across it: the steepest rise of "distance from the cloth colour", refined by a parabola through the
+   three samples about the peak. Two passes: the second centred on a robust fit of the first.
+
+The edge points are the raw measurement. Straight lines through them (``calibration.distortion`` undoes the lens
+first) give the corners, and the pose fit uses the points themselves.
+
+Order: a table's corners and sides are named once the long axis is known (the longer pair of opposite sides):
+corners bottom-left, bottom-right, top-right, top-left; cushions bottom, right, top, left. With the long axis
+across the picture the bottom cushion is on the left (as ``CameraModel.overhead`` frames it); along the picture,
+the bottom cushion is at the bottom of the picture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import cv2
+import numpy as np
+
+CUSHION_ORDER = ("bottom", "right", "top", "left")  # side i joins corner i and corner i + 1
+CORNER_ORDER = ("bottom_left", "bottom_right", "top_right", "top_left")
+COARSE_SIZE = 640  # the longer side of the picture for the coarse stage, pixels
+
+
+class TableNotFound(ValueError):
+    """No usable table in the view; the message is one line saying why and what to do."""
+
+
+@dataclass(frozen=True, eq=False)
+class ClothModel:
+    lab: np.ndarray  # (3,) median cloth colour in OpenCV's 8-bit Lab
+    chroma_tol: float
+    light_band: tuple[float, float]  # accepted L range as fractions of the median
+
+
+@dataclass(frozen=True, eq=False)
+class TableOutline:
+    """What the finder measured, in full-resolution distorted pixels, table order (see the module docstring)."""
+
+    quad_px: np.ndarray  # (4, 2) coarse corners (straight sides through the cloth region)
+    edge_points: tuple[np.ndarray, ...]  # per cushion (bottom, right, top, left): (n, 2) sub-pixel boundary points
+    cloth: ClothModel
+    mask: np.ndarray  # coarse filled cloth mask (uint8 0/255) at ``scale``
+    scale: float  # full-resolution pixels per coarse pixel
+    image_size: tuple[int, int]
+
+
+def median_frame(frames: Iterable[np.ndarray]) -> np.ndarray:
+    """The per-pixel median of a few frames: people and balls passing through are gone, the table stays."""
+    stack = np.stack(list(frames))
+    if stack.shape[0] == 1:
+        return stack[0]
+    return np.median(stack, axis=0).astype(stack.dtype)
+
+
+def _to_bgr(image: np.ndarray) -> np.ndarray:
+    if image is None or not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or image.size == 0:
+        raise TableNotFound("not a picture (expected an image array)")
+    if image.ndim == 2:
+        image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    if image.shape[2] == 4:
+        image = image[..., :3]
+    if image.dtype != np.uint8:
+        image = np.clip(image, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(image)
+
+
+def estimate_cloth(lab_small: np.ndarray) -> ClothModel:
+    """The dominant chroma cluster of the central window."""
+    h, w = lab_small.shape[:2]
+    win = lab_small[int(0.3 * h):int(0.7 * h), int(0.3 * w):int(0.7 * w)].reshape(-1, 3).astype(np.float32)
+    hist, ae, be = np.histogram2d(win[:, 1], win[:, 2], bins=64, range=[[0, 256], [0, 256]])
+    hist = cv2.GaussianBlur(hist.astype(np.float32), (5, 5), 1.0)
+    ia, ib = np.unravel_index(int(np.argmax(hist)), hist.shape)
+    peak = np.array([(ae[ia] + ae[ia + 1]) / 2, (be[ib] + be[ib + 1]) / 2])
+    d = np.hypot(win[:, 1] - peak[0], win[:, 2] - peak[1])
+    core = win[d < 12]
+    if len(core) < 0.15 * len(win):
+        raise TableNotFound("no cloth found: no single colour covers the middle of the picture (is the table in "
+                            "the centre of the view?)")
+    lab = np.median(core, axis=0)
+    spread = np.median(np.hypot(core[:, 1] - lab[1], core[:, 2] - lab[2]))
+    return ClothModel(lab=lab, chroma_tol=float(max(10.0, 5.0 * spread)), light_band=(0.45, 1.8))
+
+
+def cloth_mask(lab: np.ndarray, cloth: ClothModel) -> np.ndarray:
+    lab = lab.astype(np.float32)
+    chroma = np.hypot(lab[..., 1] - cloth.lab[1], lab[..., 2] - cloth.lab[2])
+    lo, hi = cloth.light_band
+    light = (lab[..., 0] >= lo * cloth.lab[0]) & (lab[..., 0] <= max(hi * cloth.lab[0], cloth.lab[0] + 40))
+    return ((chroma < cloth.chroma_tol) & light).astype(np.uint8) * 255
+
+
+def _region_holding_centre(mask: np.ndarray) -> np.ndarray:
+    h, w = mask.shape
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n, labels, stats, cents = cv2.connectedComponentsWithStats(mask, connectivity=4)
+    if n <= 1:
+        raise TableNotFound("no cloth found in the picture")
+    # The component with the most area in the central window, so a cloth-coloured floor elsewhere does not win.
+    centre = labels[int(0.3 * h):int(0.7 * h), int(0.3 * w):int(0.7 * w)]
+    counts = np.bincount(centre.ravel(), minlength=n)
+    counts[0] = 0
+    best = int(np.argmax(counts))
+    region = (labels == best).astype(np.uint8) * 255
+    contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    filled = np.zeros_like(region)
+    cv2.drawContours(filled, contours, -1, 255, thickness=cv2.FILLED)
+    return filled
+
+
+_BORDER_ADVICE = {
+    "top": "the table runs off the top of the picture: tilt the camera up or raise it",
+    "bottom": "the table runs off the bottom of the picture: tilt the camera down or raise it",
+    "left": "the table runs off the left of the picture: pan the camera left or raise it",
+    "right": "the table runs off the right of the picture: pan the camera right or raise it",
+}
+
+
+def _check_in_view(filled: np.ndarray) -> None:
+    h, w = filled.shape
+    edges = {"top": filled[0, :], "bottom": filled[-1, :], "left": filled[:, 0], "right": filled[:, -1]}
+    runs = {k: int(np.count_nonzero(v)) for k, v in edges.items()}
+    worst = max(runs, key=runs.get)  # type: ignore[arg-type]
+    n_off = sum(1 for k, v in runs.items() if v > 0.03 * (w if k in ("top", "bottom") else h))
+    if n_off >= 3:
+        raise TableNotFound("no table outline found: the cloth colour fills the picture (too close, or a blank "
+                            "picture?)")
+    if runs[worst] > 0.03 * (w if worst in ("top", "bottom") else h):
+        raise TableNotFound(_BORDER_ADVICE[worst] + " (the whole cloth must be in view)")
+
+
+def _quad(filled: np.ndarray) -> np.ndarray:
+    contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    cnt = max(contours, key=cv2.contourArea)
+    hull = cv2.convexHull(cnt)
+    quad = None
+    try:
+        quad = cv2.approxPolyN(hull, 4, ensure_convex=True).reshape(-1, 2).astype(np.float64)
+    except (cv2.error, AttributeError):
+        pass
+    if quad is None or len(quad) != 4:
+        peri = cv2.arcLength(hull, True)
+        for eps in np.linspace(0.01, 0.1, 30):
+            approx = cv2.approxPolyDP(hull, eps * peri, True)
+            if len(approx) <= 4:
+                break
+        if len(approx) != 4:
+            raise TableNotFound("the cloth is not a four-sided region (is the table wholly in view?)")
+        quad = approx.reshape(-1, 2).astype(np.float64)
+    return quad
+
+
+def order_corners(quad: np.ndarray) -> np.ndarray:
+    """Table order bottom-left, bottom-right, top-right, top-left (module docstring) from any four corners."""
+    q = np.asarray(quad, dtype=np.float64).reshape(4, 2)
+    c = q.mean(axis=0)
+    ang = np.arctan2(q[:, 1] - c[1], q[:, 0] - c[0])
+    q = q[np.argsort(ang)]  # clockwise on screen (v down)
+    side = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)  # side i: q[i] -> q[i+1]
+    # The long axis: the pair of opposite sides that is longer; the short sides are the cushions bottom and top.
+    if side[0] + side[2] > side[1] + side[3]:
+        q = np.roll(q, -1, axis=0)  # now sides 1 and 3 are the long ones, side 0 a short one
+    # Candidates for the bottom cushion: side 0 (q0 -> q1) or side 2 (q2 -> q3).
+    mid0 = (q[0] + q[1]) / 2
+    mid2 = (q[2] + q[3]) / 2
+    along = mid2 - mid0  # bottom -> top if side 0 is the bottom
+    if abs(along[0]) >= abs(along[1]):
+        bottom_is_0 = along[0] > 0  # long axis across the picture: the bottom cushion on the left
+    else:
+        bottom_is_0 = along[1] < 0  # long axis along the picture: the bottom cushion at the bottom
+    if not bottom_is_0:
+        q = np.roll(q, -2, axis=0)
+    # Corner order BL, BR, TR, TL: the bottom cushion runs from BL to BR, x to the right standing at the bottom.
+    # On screen (v down) the table frame is mirrored, so BL -> BR -> TR goes counter-clockwise on screen.
+    a, b = q[0], q[1]
+    cross = (b - a)[0] * (q[2] - b)[1] - (b - a)[1] * (q[2] - b)[0]
+    if cross > 0:  # clockwise on screen: swap to counter-clockwise keeping the bottom side
+        q = q[[1, 0, 3, 2]]
+    return q
+
+
+def _gradients(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return cv2.Sobel(score, cv2.CV_32F, 1, 0, ksize=3) / 8, cv2.Sobel(score, cv2.CV_32F, 0, 1, ksize=3) / 8
+
+
+def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, normals: np.ndarray, half: float,
+                   step: float = 0.25, inward: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sub-pixel positions of the steepest rise of the score along each normal within +-half, and the rise.
+
+    The gradient field is sampled with bicubic interpolation (differentiating a bilinear profile instead would be
+    piecewise constant and snap every edge to a half pixel), its peak refined by a parabola. With ``inward`` the
+    window reaches that far into the cloth and the first strong rise from the inside wins (the cloth edge, not the
+    cushion top's outer edge when the cushion has the cloth's colour)."""
+    gx, gy = grads
+    offs = np.arange(-(half if inward is None else inward), half + step / 2, step, dtype=np.float32)
+    sx = (points[:, None, 0] + offs[None, :] * normals[:, None, 0]).astype(np.float32)
+    sy = (points[:, None, 1] + offs[None, :] * normals[:, None, 1]).astype(np.float32)
+    nx = normals[:, None, 0].astype(np.float32)
+    ny = normals[:, None, 1].astype(np.float32)
+    grad = cv2.remap(gx, sx, sy, cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE) * nx \
+        + cv2.remap(gy, sx, sy, cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE) * ny
+    if inward is None:
+        i = np.clip(np.argmax(grad[:, 2:-2], axis=1) + 2, 1, len(offs) - 2)
+    else:
+        peak = (grad[:, 1:-1] >= grad[:, :-2]) & (grad[:, 1:-1] >= grad[:, 2:]) \
+            & (grad[:, 1:-1] > 0.4 * grad.max(axis=1, keepdims=True))
+        i = np.argmax(peak, axis=1) + 1
+    rows = np.arange(len(points))
+    g0, g1, g2 = grad[rows, i - 1], grad[rows, i], grad[rows, i + 1]
+    den = g0 - 2 * g1 + g2
+    frac = np.where(np.abs(den) > 1e-9, 0.5 * (g0 - g2) / np.where(den == 0, 1, den), 0.0)
+    frac = np.clip(frac, -0.5, 0.5)
+    off = offs[i] + frac * step
+    return points + off[:, None] * normals, g1
+
+
+def _fit_line_robust(pts: np.ndarray, iters: int = 6) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Total-least-squares line with Tukey reweighting: (point, unit direction, inlier mask)."""
+    w = np.ones(len(pts))
+    for _ in range(iters):
+        c = (pts * w[:, None]).sum(0) / w.sum()
+        d = pts - c
+        cov = (d * w[:, None]).T @ d
+        evals, evecs = np.linalg.eigh(cov)
+        n = evecs[:, 0]
+        r = d @ n
+        s = max(1.4826 * np.median(np.abs(r)), 0.05)
+        u = r / (4.685 * s)
+        w = np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0)
+        if w.sum() < 5:
+            break
+    return c, evecs[:, 1], np.abs(r) < 3 * s
+
+
+def _side_samples(q: np.ndarray, contour: np.ndarray, n: int, margin: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per side: points of the cloth region's contour that belong to it (nearest chord, away from the corners by
+    ``margin`` of its length), thinned to about ``n``, and the chord's outward normal."""
+    out = []
+    c = q.mean(axis=0)
+    dists, params = [], []
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        ab = b - a
+        t = ((contour - a) @ ab) / (ab @ ab)
+        proj = a + np.clip(t, 0, 1)[:, None] * ab
+        dists.append(np.linalg.norm(contour - proj, axis=1))
+        params.append(t)
+    owner = np.argmin(np.stack(dists), axis=0)
+    for i in range(4):
+        a, b = q[i], q[(i + 1) % 4]
+        d = (b - a) / np.linalg.norm(b - a)
+        nrm = np.array([-d[1], d[0]])
+        if ((a + b) / 2 - c) @ nrm < 0:
+            nrm = -nrm
+        t = params[i]
+        sel = np.flatnonzero((owner == i) & (t > margin) & (t < 1 - margin))
+        if len(sel) > n:
+            sel = sel[np.argsort(t[sel])][np.linspace(0, len(sel) - 1, n).astype(int)]
+        out.append((contour[sel], np.repeat(nrm[None], len(sel), axis=0)))
+    return out
+
+
+def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_side: int = 160) -> TableOutline:
+    """Measure the cloth boundary of the table in ``image`` (BGR); raise TableNotFound saying why."""
+    img = _to_bgr(image)
+    h, w = img.shape[:2]
+    if min(h, w) < 64:
+        raise TableNotFound(f"the picture is too small ({w}x{h})")
+    scale = max(h, w) / COARSE_SIZE
+    small = cv2.resize(img, (int(round(w / scale)), int(round(h / scale))), interpolation=cv2.INTER_AREA) \
+        if scale > 1 else img
+    scale = w / small.shape[1]
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    if float(gray.std()) < 4.0:
+        raise TableNotFound("the picture is blank (no contrast): is the lens covered or the light off?")
+    lab_small = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 1.0), cv2.COLOR_BGR2LAB)
+    cloth = estimate_cloth(lab_small)
+    filled = _region_holding_centre(cloth_mask(lab_small, cloth))
+    frac = np.count_nonzero(filled) / filled.size
+    _check_in_view(filled)
+    if frac < 0.08:
+        raise TableNotFound(f"the cloth covers only {100 * frac:.0f}% of the picture: move the camera closer or "
+                            "centre it over the table")
+    quad = order_corners(_quad(filled) * scale + (scale - 1) / 2)
+    contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    contour = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(np.float64) * scale + (scale - 1) / 2
+    # Full-resolution "distance from the cloth colour" for the profiles (lightness counted half).
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+    diff = lab - cloth.lab.astype(np.float32)
+    score = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    grads = _gradients(np.minimum(score, 60.0))
+    edges = []
+    for pts, nrm in _side_samples(quad, contour, samples_per_side, corner_margin):
+        if len(pts) < 10:
+            raise TableNotFound("a cushion is hidden or out of view (too little of its edge is visible)")
+        half = max(6.0, 3.0 * scale + 3.0)
+        inward = max(half, 0.05 * float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1))))
+        e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward)
+        ok = g1 > 0.5
+        if ok.sum() < 10:
+            raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
+        # Second pass on a robust polynomial through the first, to follow a curved (distorted) nose closely.
+        e2 = _follow(e1[ok], nrm[ok], grads)
+        edges.append(e2)
+    return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h))
+
+
+def _follow(pts: np.ndarray, nrm: np.ndarray, grads: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Re-measure edge points centred on a robust quartic through them (a distorted nose is a smooth curve)."""
+    c, d, inl = _fit_line_robust(pts)
+    t = (pts - c) @ d
+    off = (pts - c) @ np.array([-d[1], d[0]])
+    for _ in range(3):
+        coef = np.polyfit(t[inl], off[inl], 4)
+        r = off - np.polyval(coef, t)
+        s = max(1.4826 * np.median(np.abs(r[inl])), 0.1)
+        inl = np.abs(r) < 3 * s
+    base = c + t[:, None] * d + np.polyval(coef, t)[:, None] * np.array([-d[1], d[0]])
+    e, g = _profile_edges(grads, base, nrm, 3.0)
+    keep = (g > 0.5) & (np.linalg.norm(e - base, axis=1) < 2.5)
+    return e[keep]
+
+
+def fit_side_lines(points: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    return [_fit_line_robust(p) for p in points]
+
+
+def intersect(l1: tuple[np.ndarray, np.ndarray], l2: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    (c1, d1), (c2, d2) = l1, l2
+    a = np.array([d1, -d2]).T
+    s = np.linalg.solve(a, c2 - c1)
+    return c1 + s[0] * d1
+
+
+def straight_corners(edge_points: Sequence[np.ndarray]) -> np.ndarray:
+    """Corners as intersections of straight lines through each cushion's points (no lens model)."""
+    lines = [(c, d) for c, d, _ in fit_side_lines(edge_points)]
+    # Corner i is where side i-1 meets side i (BL: left and bottom).
+    return np.array([intersect(lines[(i - 1) % 4], lines[i]) for i in range(4)])

@@ -1,0 +1,106 @@
+"""Automatic calibration on rendered views: corners, ball-centre positions, lens, and the one-line refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.calibration_views import CLOTHS, Scene, render
+from calibration.auto import calibrate_from_corners, calibrate_view
+from calibration.camera import CameraModel
+from calibration.distortion import lens_prior, plumb_line
+from calibration.pose import focal_from_rectangle, table_corners
+from calibration.table_finder import TableNotFound, find_outline, median_frame
+from rules.tables import preset
+
+CAROM = preset("carom_match")
+R = CAROM.ball_radius
+SIZE = (800, 600)
+
+
+def _camera(tilt=5.0, hfov=66.0, dist=(-0.02, 0, 0, 0, 0), roll=0.01, size=SIZE, table=CAROM):
+    f = (size[0] / 2) / np.tan(np.radians(hfov) / 2)
+    h = (table.length + 500) * f / size[0]
+    return CameraModel.overhead(table, size, height_mm=h, tilt_deg=tilt, focal_px=f, dist=dist).moved((0, 0, roll))
+
+
+def _ball_errors(true: CameraModel, est: CameraModel, table=CAROM) -> np.ndarray:
+    g = np.stack(np.meshgrid(np.linspace(0, table.width, 11), np.linspace(0, table.length, 21)), -1).reshape(-1, 2)
+    return np.linalg.norm(est.image_to_table(true.table_to_image(g, R), R) - g, axis=1)
+
+
+@pytest.mark.parametrize("cloth", ["green", "blue", "grey"])
+def test_corners_and_ball_centres_from_a_tilted_standard_lens_view(cloth):
+    cam = _camera(tilt=7)
+    img = render(cam, Scene(CAROM, cloth_bgr=CLOTHS[cloth], light_gain=0.25), seed=3)
+    vc = calibrate_view(img, CAROM, lens="cm3")
+    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3
+    e = _ball_errors(cam, vc.calibration.camera)
+    assert np.median(e) < 0.5 and e.max() < 1.5
+    assert vc.calibration.quality["reprojection_px"] < 0.5
+
+
+def test_wide_lens_distortion_is_found_by_plumb_line():
+    cam = _camera(tilt=3, hfov=102, dist=(-0.3, 0.09, 0, 0, 0))
+    img = render(cam, Scene(CAROM), seed=1)
+    out = find_outline(img)
+    prior = lens_prior("cm3_wide")
+    fit = plumb_line(out.edge_points, SIZE, prior.camera_matrix(SIZE), k_init=(prior.k1, prior.k2))
+    assert fit.rms_before_px > 3 and fit.rms_px < 0.5
+    vc = calibrate_view(img, CAROM, lens="cm3_wide")
+    e = _ball_errors(cam, vc.calibration.camera)
+    assert np.median(e) < 0.5 and e.max() < 1.5
+
+
+def test_a_person_over_the_rail_does_not_move_the_corners():
+    cam = _camera(tilt=4)
+    img = render(cam, Scene(CAROM, person=(CAROM.width + 250, 1300.0, 300.0)), seed=2)
+    vc = calibrate_view(img, CAROM, lens="cm3")
+    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3
+
+
+def test_median_of_frames_removes_a_passing_person():
+    cam = _camera(tilt=4)
+    frames = [render(cam, Scene(CAROM, person=(x, 1400.0, 350.0)), seed=i)
+              for i, x in enumerate((-300.0, 700.0, CAROM.width + 300))]
+    med = median_frame(frames)
+    vc = calibrate_view(med, CAROM, lens="cm3")
+    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3
+
+
+def test_focal_length_from_a_tilted_rectangle():
+    cam = _camera(tilt=10, dist=(0, 0, 0, 0, 0))
+    px = cam.table_to_image(table_corners(CAROM)[:, :2])
+    f = focal_from_rectangle(px, CAROM, cam.camera_matrix[:2, 2])
+    assert abs(f / cam.focal - 1) < 0.01
+
+
+def test_manual_corners_give_a_pose():
+    cam = _camera(tilt=6)  # the lens as its prior says
+    px = cam.table_to_image(table_corners(CAROM)[:, :2])
+    c = calibrate_from_corners(px, SIZE, CAROM, lens="cm3")
+    assert c.quality["reprojection_px"] < 0.05
+    assert np.median(_ball_errors(cam, c.camera)) < 3.0
+
+
+def test_a_blank_picture_is_refused_in_one_line():
+    with pytest.raises(TableNotFound, match="blank") as err:
+        find_outline(np.full((480, 640, 3), 128, np.uint8))
+    assert "\n" not in str(err.value)
+
+
+def test_a_table_half_out_of_view_says_which_way_to_move():
+    cam = CameraModel.overhead(CAROM, SIZE, height_mm=2000, focal_px=500.0).moved((0.0, 0.35, 0.0))
+    img = render(cam, Scene(CAROM), supersample=1)
+    with pytest.raises(TableNotFound, match="runs off the (left|right|top|bottom) of the picture: (pan|tilt)"):
+        find_outline(img)
+
+
+def test_a_picture_without_a_table_is_refused():
+    rng = np.random.default_rng(0)
+    img = rng.integers(0, 255, (480, 640, 3), dtype=np.uint8)
+    with pytest.raises(TableNotFound):
+        find_outline(img)
