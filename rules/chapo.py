@@ -17,8 +17,8 @@ What it rules
   ball must cross the centre line, read from the shot's tracks) are 1-point fouls.
 - Pockets (Art. 13): a ball that drops and comes back out is not potted; the second ball resting on the first in
   the pocket is; a ball hanging on the lip that drops while the other ball is played is put back and not counted
-  (13.3); one that drops while it was the ball played at (the cue ball touched nothing) has the shot replayed
-  (13.4).
+  (13.3); one that drops while it was the ball played at (the shooter's ball touched nothing, and its track, when
+  given, heads for it) has the shot replayed (13.4).
 - Fouls (Art. 16): 1 point (balls moving or pins not planted, ball in hand from outside the cabaña, the wrong ball
   played, a ball touched, a ball in the cabaña hit first, the centre-line rule, no ball touched, a push), 2 points
   (the shooter's ball potted without touching another), 3 points (a ball off the table), pins knocked by anything
@@ -45,6 +45,7 @@ Options and the gaps they settle (see docs/rules-notes-bilhar-chapo.md)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
@@ -220,7 +221,8 @@ class ChapoReferee:
     def _facts(self, shot: Shot, ball: str) -> _Facts:
         ev = shot.events
         strikes = [e for e in ev if e.type is EventType.STRIKE]
-        struck = strikes[0].ball if strikes else ball
+        # The struck ball: the first strike event, else the shot's cue_ball (a log may name the ball actually played).
+        struck = strikes[0].ball if strikes else shot.cue_ball
         first = t_first = None
         met: set[str] = set()
         met_before: dict[str, float] = {}
@@ -287,6 +289,27 @@ class ChapoReferee:
                     return True
         return False
 
+    def _aimed_at_hanging(self, shot: Shot, ball: str, hanging: tuple[str, ...]) -> bool:
+        """Art. 13.4 against 13.3 when the shooter's ball touched nothing: was it played at the hanging ball? From
+        the track's first heading, the ball it pointed at most nearly; with no track, yes."""
+        track = shot.tracks.get(ball, ())
+        p0 = shot.start.get(ball, track[0][1:] if track else None)
+        if p0 is None:
+            return True
+        heading = next(((x - p0[0], y - p0[1]) for _, x, y in track if distance((x, y), p0) >= 5.0), None)
+        if heading is None:
+            return True
+        targets = {b: p for b, p in shot.start.items() if b != ball}
+
+        def angle(p: Point) -> float:
+            v = (p[0] - p0[0], p[1] - p0[1])
+            return abs(math.atan2(heading[0] * v[1] - heading[1] * v[0], heading[0] * v[0] + heading[1] * v[1]))
+
+        if not targets:
+            return True
+        aimed = min(targets, key=lambda b: angle(targets[b]))
+        return aimed in hanging
+
     def _push(self, shot: Shot, f: _Facts) -> bool:
         """Art. 16 *retacar*: the cue on the ball twice; a ball frozen to a cushion played into it; a ball frozen to
         another played straight into that one (Art. 15 allows the cushion first or a massé that leaves it)."""
@@ -323,8 +346,6 @@ class ChapoReferee:
         shooter = s.turn
         opp = other_side(shooter)
         ball = BALL[shooter]
-        if shot.cue_ball != ball:
-            raise LogError(label, "cue_ball", f"{shot.cue_ball!r}: {shooter} plays ball {ball} (chapo Art. 9, 11)")
         t = self.table
         f = self._facts(shot, ball)
         announce: list[str] = []
@@ -414,7 +435,8 @@ class ChapoReferee:
             down_other and any(tt < t_first for tt, _ in f.pins_other))
 
         # --- Art. 13.4: the hanging ball dropped while it was played at: the shot is replayed ----------------------
-        if f.hanging and f.first is None and forced is None and all(x.code == "no_ball_touched" for x in fouls):
+        if (f.hanging and f.first is None and forced is None and all(x.code == "no_ball_touched" for x in fouls)
+                and self._aimed_at_hanging(shot, ball, f.hanging)):
             respot = tuple(Respot(b, shot.start[b]) for b in shot.start if shot.end.get(b) != shot.start[b])
             announce.append(f"{', '.join(f.hanging)} dropped from the lip as it was played at: replay "
                             f"(chapo Art. 13.4)")

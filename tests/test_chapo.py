@@ -381,6 +381,23 @@ def test_art_13_4_a_hanging_ball_that_falls_as_it_is_played_at_the_shot_is_repla
 
 # --- Art. 16: fouls -----------------------------------------------------------------------------------------------
 
+def test_art_13_3_13_4_the_track_tells_which_ball_was_played_at_when_nothing_is_touched():
+    """B's ball touches nothing while the hanging Mingo drops: aimed at ball 1 it is 13.3 (no replay, the miss is a
+    foul), aimed at the Mingo it is 13.4 (replay)."""
+    lip = (50.0, L - 60.0)
+    for heading, replay in (((-70.0, 50.0), False), ((-950.0 / 20, 1480.0 / 20), True)):
+        g = Game()
+        g.open_game()
+        g.play(hits=("2",), contacts=(("2", "mingo"),), moves={"mingo": lip})  # the Mingo stops on the lip
+        p0 = g.pos["2"]
+        track = [[g.t + 0.05, p0[0], p0[1]], [g.t + 0.2, p0[0] + heading[0], p0[1] + heading[1]]]
+        v = g.play(hits=(), pots=(("mingo", "top_left"),), tracks={"2": track})
+        assert (v.reason == "replay") is replay
+        assert {r.ball: r.at for r in v.respot}["mingo"] == lip
+        if not replay:
+            assert v.foul.code == "no_ball_touched" and v.points == {"A": 1, "B": 0}
+
+
 def test_art_16_no_ball_touched_is_1_point_to_the_opponent():
     g = Game()
     g.open_game()
@@ -683,13 +700,14 @@ def test_options_are_checked():
     assert referee_for("chapo", options={"games": "8"}).games == 8
 
 
-def test_a_shot_with_the_wrong_cue_ball_is_a_log_error():
+def test_art_16_a_shot_naming_the_other_ball_as_cue_ball_is_the_wrong_ball():
     g = Game()
-    d = g.shot(hits=("mingo",))
+    g.open_game()
+    d = g.shot(hits=(), contacts=(("2", "mingo"),))
     d["cue_ball"] = "2"
-    d.pop("shooter")
-    with pytest.raises(LogError, match="cue_ball"):
-        g.feed(d)
+    d["events"] = [e for e in d["events"] if e["type"] != "strike"]  # no strike event: cue_ball is the ball played
+    v = g.feed(d)
+    assert v.foul.code == "wrong_ball" and v.points == {"A": 0, "B": 1}
 
 
 def test_judge_is_pure_and_states_are_frozen():
