@@ -1,0 +1,134 @@
+"""The empty table: a per-pixel model of the cloth, cushions and rails, and how far a frame departs from it.
+
+Built while nothing moves (the median of a few still frames), then updated slowly, away from the balls, so it
+follows the light as the evening goes. When the table is never seen empty (balls are always on it during a game),
+``fill_balls`` paints the cloth in over the detected balls so the model becomes an empty table anyway.
+
+The difference measure is made for billiard light: a shadow darkens the cloth without changing its colour, so a
+frame pixel is split into its component along the background colour (brightness ratio ``a``) and the component
+across it (chroma difference). Darkening down to ``shadow_floor`` of the cloth's brightness costs nothing; only the
+colour change and the brightness outside [shadow_floor, glare_ceiling] count. A black ball is far darker than any
+shadow, a white one far brighter than the cloth, and a coloured one differs in chroma.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DifferenceParams:
+    """How a frame pixel is compared with the background. Units: 8-bit grey levels (BGR)."""
+
+    shadow_floor: float = 0.45  # brightness ratio frame / cloth above which a darker pixel is taken for a shadow
+    glare_ceiling: float = 1.18  # ... and below which a brighter one is taken for a change of the light
+    saturation: float = 28.0  # difference at which a pixel is counted fully as "not cloth" (soft mask = 1)
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.shadow_floor < 1.0 < self.glare_ceiling:
+            raise ValueError("need 0 < shadow_floor < 1 < glare_ceiling")
+        if self.saturation <= 0:
+            raise ValueError("saturation must be positive")
+
+
+class ColourReference:
+    """A background image prepared for fast comparison: unit colour direction and brightness per pixel."""
+
+    def __init__(self, image: np.ndarray) -> None:
+        b = np.ascontiguousarray(image, dtype=np.float32)
+        norm = np.maximum(np.sqrt(np.einsum("...c,...c->...", b, b)), 1.0)  # no division by zero on black
+        self.image = b
+        self.norm = np.ascontiguousarray(norm, dtype=np.float32)
+        self.unit = np.ascontiguousarray(b / norm[..., None], dtype=np.float32)
+
+    def difference(self, frame: np.ndarray, params: DifferenceParams,
+                   window: tuple[slice, slice] | None = None) -> np.ndarray:
+        """Soft "not cloth" mask in [0, 1] (float32) of ``frame`` against this reference (or a window of it)."""
+        unit, norm = (self.unit, self.norm) if window is None else (self.unit[window], self.norm[window])
+        return soft_difference(frame, unit, norm, params)
+
+
+def soft_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray, params: DifferenceParams) -> np.ndarray:
+    """The shadow-tolerant colour difference of ``frame`` (h, w, 3) against a background given as unit colour
+    directions (h, w, 3) and brightness (h, w), mapped to [0, 1] by ``params.saturation``.
+
+    OpenCV's element-wise functions, not numpy's: they run vectorised without temporaries, about ten times faster
+    on the frame sizes here (1.4 ms for 728 x 544 on one core)."""
+    f = frame.astype(np.float32)
+    along = cv2.transform(cv2.multiply(f, unit), _SUM3)  # frame brightness measured along the cloth colour
+    total2 = cv2.transform(cv2.multiply(f, f), _SUM3)
+    across2 = cv2.max(cv2.subtract(total2, cv2.multiply(along, along)), 0.0)  # squared chroma difference
+    too_dark = cv2.max(cv2.subtract(cv2.multiply(norm, params.shadow_floor), along), 0.0)
+    too_bright = cv2.max(cv2.subtract(along, cv2.multiply(norm, params.glare_ceiling)), 0.0)
+    excess = cv2.add(too_dark, too_bright)
+    d = cv2.sqrt(cv2.add(across2, cv2.multiply(excess, excess)))
+    return cv2.min(cv2.multiply(d, 1.0 / params.saturation), 1.0)
+
+
+_SUM3 = np.ones((1, 3), np.float32)
+
+
+class BackgroundModel:
+    """The empty-table image at full resolution and at the detector's working resolution."""
+
+    def __init__(self, image: np.ndarray, scale: int = 1) -> None:
+        if image.ndim != 3 or image.shape[2] != 3:
+            raise ValueError(f"background must be an (h, w, 3) BGR image, got {image.shape}")
+        self._acc = image.astype(np.float32)
+        self.scale = int(scale)
+        self._prepare()
+
+    # --- construction -----------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_frames(cls, frames: Sequence[np.ndarray], scale: int = 1) -> "BackgroundModel":
+        """The per-pixel median of still frames of the empty table (or of frames where whatever is on the table
+        moves: the median keeps what is there most of the time)."""
+        if len(frames) == 0:
+            raise ValueError("need at least one frame")
+        stack = np.stack([np.asarray(f) for f in frames])
+        return cls(np.median(stack, axis=0).astype(np.uint8) if len(frames) > 1 else stack[0], scale)
+
+    def _prepare(self) -> None:
+        full = np.clip(self._acc, 0, 255).astype(np.uint8)
+        self.full = ColourReference(full)
+        if self.scale > 1:
+            h, w = full.shape[:2]
+            low = cv2.resize(full, (w // self.scale, h // self.scale), interpolation=cv2.INTER_AREA)
+        else:
+            low = full
+        self.low = ColourReference(low)
+
+    @property
+    def image(self) -> np.ndarray:
+        """The current empty-table estimate (uint8 BGR, full resolution)."""
+        return np.clip(self._acc, 0, 255).astype(np.uint8)
+
+    # --- keeping it current -----------------------------------------------------------------------------------
+
+    def update(self, frame: np.ndarray, keep_out: np.ndarray | None = None, rate: float = 0.02) -> None:
+        """Blend ``frame`` in at ``rate`` wherever ``keep_out`` (uint8/bool, full resolution) is false: pass the
+        balls' discs and anything moving there, so only the bare cloth teaches the model. Call it every second or
+        so while the table is still: it follows slow light changes, not a ball that stops for a moment."""
+        if not 0.0 < rate <= 1.0:
+            raise ValueError("rate must be in (0, 1]")
+        mask = None
+        if keep_out is not None:
+            mask = (~np.asarray(keep_out, dtype=bool)).astype(np.uint8)
+        cv2.accumulateWeighted(frame.astype(np.float32), self._acc, rate, mask)
+        self._prepare()
+
+    def fill_balls(self, frame: np.ndarray, centres_px: np.ndarray, radii_px: np.ndarray,
+                   grow: float = 1.35) -> None:
+        """Replace the model by ``frame`` with the cloth painted in over discs at the given balls (each grown by
+        ``grow`` to cover its soft edge and its contact shadow): an empty table from a frame with balls on it."""
+        mask = np.zeros(frame.shape[:2], np.uint8)
+        for (x, y), r in zip(np.asarray(centres_px).reshape(-1, 2), np.asarray(radii_px).reshape(-1)):
+            cv2.circle(mask, (int(round(x * 16)), int(round(y * 16))), int(round(r * grow * 16)), 255, -1,
+                       lineType=cv2.LINE_8, shift=4)
+        self._acc = cv2.inpaint(frame, mask, 5, cv2.INPAINT_TELEA).astype(np.float32)
+        self._prepare()

@@ -1,0 +1,361 @@
+"""Balls in one frame: where each is, in pixels and in table millimetres, and how sure the detector is.
+
+The stages, each cheap because it works where it must and no finer:
+
+1. At a reduced resolution (the frame area-averaged by ``scale``, so a ball keeps a radius of 5 px or more), only
+   inside the play area seen at the ball-centre plane: the soft difference from the empty table
+   (``vision.background``), smoothed by a Gaussian of 0.3 expected ball radii. Its local maxima are the ball
+   candidates: a narrow Gaussian (not a box) keeps one peak per ball, at its centre, even for balls touching each
+   other or a cushion, and three balls in a triangle do not merge into one peak at the triangle's centre (a wider
+   one, half a radius, does exactly that).
+2. Connected blobs of the mask sort the candidates: a blob that is one convex, elongated smear no longer than a
+   fast ball travels in one exposure is a moving ball (``blurred``); its position is the centroid of the smear,
+   which for a constant speed is the ball at mid-exposure.
+3. At full resolution, around each resting candidate only: the edge along 48 rays and a least-squares circle
+   (``vision.ray_fit``), which ignores the rays into a touching ball, an arm or a cue. The score is the share of
+   rays that found the ball's edge, those towards a touching neighbour not counted against it.
+4. Through the camera model (``vision.ball_geometry``): the silhouette centre to the cloth point under the ball,
+   through the ball-centre plane, with the sphere's off-axis silhouette offset removed.
+
+Person, cue and hands outside the cushions never count: nothing outside the play area is searched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from rules.tables import TableSpec
+from vision.background import BackgroundModel, DifferenceParams, soft_difference
+from vision.ball_geometry import BallGeometry
+from vision.detections import Detections
+from vision.ray_fit import N_RAYS, RayFit, fit_balls
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Tuning of the ball detector; the defaults suit 1456 x 1088 frames of a full table from about 2 m."""
+
+    scale: int | None = None  # reduced-resolution divisor; None: the largest keeping a ball radius >= min_radius
+    min_radius_px: float = 5.0  # a ball's radius at the reduced resolution, at least
+    difference: DifferenceParams = field(default_factory=DifferenceParams)
+    peak_threshold: float = 0.3  # smoothed fill at a candidate centre (a whole ball gives about 1)
+    min_score: float = 0.4  # detections scoring lower are dropped (a ball half under a cue scores about 0.5)
+    max_smear_mm: float = 160.0  # the longest smear taken for a ball (6 m/s over a 1/40 s exposure)
+    smear_ratio: float = 1.12  # blob axis ratio above which a single-ball blob is a smear
+    blur_elongation: float = 0.22  # ray-fit elongation (fraction of the radius) that flags a short smear
+    play_margin_mm: float = 4.0  # ball centres accepted this far outside the cushion noses (calibration slack)
+
+    def __post_init__(self) -> None:
+        if self.scale is not None and self.scale < 1:
+            raise ValueError("scale must be >= 1")
+        if not 0.0 < self.peak_threshold < 1.0 or not 0.0 <= self.min_score <= 1.0:
+            raise ValueError("thresholds must be in (0, 1)")
+
+
+class BallDetector:
+    """Detects the balls of one table seen by one calibrated camera. Build once at start-up: it precomputes the
+    expected ball radius and the silhouette offset per pixel, and the search masks."""
+
+    def __init__(self, camera: CameraModel, table: TableSpec, config: DetectorConfig | None = None) -> None:
+        self.camera = camera
+        self.table = table
+        self.config = config or DetectorConfig()
+        self.geometry = BallGeometry.build(camera, table)
+        r_full = float(self.geometry.radius_grid.min())
+        scale = self.config.scale or max(1, int(r_full // self.config.min_radius_px))
+        self.scale = scale
+        w, h = camera.image_size
+        # The window of the frame that holds the play area and the balls' outlines, aligned to the scale.
+        outline = self.geometry.play_area_polygon(-self.table.ball_radius * 1.6, z=self.table.ball_radius)
+        x0 = max(0, int(np.floor(outline[:, 0].min())) // scale * scale)
+        y0 = max(0, int(np.floor(outline[:, 1].min())) // scale * scale)
+        x1 = min(w // scale * scale, int(np.ceil(outline[:, 0].max() / scale)) * scale)
+        y1 = min(h // scale * scale, int(np.ceil(outline[:, 1].max() / scale)) * scale)
+        self.window = (slice(y0, y1), slice(x0, x1))
+        self._origin = np.array([x0, y0], dtype=np.float64)
+        lw, lh = (x1 - x0) // scale, (y1 - y0) // scale
+        self._low_window = (slice(y0 // scale, y0 // scale + lh), slice(x0 // scale, x0 // scale + lw))
+        self._low_size = (lw, lh)
+        # Where a ball's outline can be (searched), and where its centre can be (candidates).
+        self._search = self._polygon_mask(outline).astype(np.float32)
+        centres = self.geometry.play_area_polygon(-self.config.play_margin_mm, z=self.table.ball_radius)
+        self._centre_ok = self._polygon_mask(centres)
+        self.radius_low = float(np.median(self.geometry.radius_grid)) / scale
+        self._sigma = 0.3 * self.radius_low
+        k = 2 * int(round(0.9 * self.radius_low)) + 1
+        self._nms_kernel = np.ones((k, k), np.uint8)  # square: OpenCV dilates it separably, fast
+
+    def _polygon_mask(self, poly_px: np.ndarray) -> np.ndarray:
+        """A (lh, lw) bool mask at the reduced resolution of a polygon given in full-resolution pixels."""
+        lw, lh = self._low_size
+        low = (poly_px - self._origin + 0.5) / self.scale - 0.5
+        m = np.zeros((lh, lw), np.uint8)
+        cv2.fillPoly(m, [np.round(low * 16).astype(np.int32)], 1, lineType=cv2.LINE_8, shift=4)
+        return m.astype(bool)
+
+    # --- the background ---------------------------------------------------------------------------------------
+
+    def background_from_frames(self, frames: list[np.ndarray]) -> BackgroundModel:
+        """The empty-table model from still frames of the empty table."""
+        return BackgroundModel.from_frames(frames, self.scale)
+
+    def background_without_empty_table(self, frame: np.ndarray, rounds: int = 2) -> BackgroundModel:
+        """An empty-table model from a frame with balls on it: the cloth estimated by a wide median (balls are
+        small against it), the balls detected against that, painted out, and once more against the result."""
+        lw, lh = self._low_size
+        small = cv2.resize(frame, (frame.shape[1] // self.scale, frame.shape[0] // self.scale),
+                           interpolation=cv2.INTER_AREA)
+        k = 2 * int(3 * self.radius_low) + 1
+        rough = cv2.resize(cv2.medianBlur(small, k), (frame.shape[1], frame.shape[0]),
+                           interpolation=cv2.INTER_LINEAR)
+        model = BackgroundModel(rough, self.scale)
+        for _ in range(rounds):
+            det = self.detect(frame, 0.0, model, min_score=0.2)
+            model = BackgroundModel(frame, self.scale)
+            model.fill_balls(frame, det.px, det.radius_px)
+        return model
+
+    # --- detection --------------------------------------------------------------------------------------------
+
+    def foreground(self, frame: np.ndarray, background: BackgroundModel) -> np.ndarray:
+        """The reduced-resolution soft mask (lh, lw) of what is not the empty table, inside the search area."""
+        lw, lh = self._low_size
+        small = cv2.resize(frame[self.window], (lw, lh), interpolation=cv2.INTER_AREA)
+        win = self._low_window
+        fg = soft_difference(small, background.low.unit[win], background.low.norm[win], self.config.difference)
+        return cv2.multiply(fg, self._search)
+
+    def candidates(self, fg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate centres (N, 2) at the reduced resolution, their smoothed fill (N,), and the smoothed map."""
+        resp = cv2.GaussianBlur(fg, (0, 0), self._sigma)
+        peaks = (resp >= cv2.dilate(resp, self._nms_kernel)) & (resp > self.config.peak_threshold) & self._centre_ok
+        ys, xs = np.nonzero(peaks)
+        pts = np.stack([xs, ys], axis=1).astype(np.float64)
+        vals = resp[ys, xs]
+        if len(pts) > 1:  # plateaus give neighbouring equal maxima: keep one
+            order = np.argsort(-vals)
+            pts, vals = pts[order], vals[order]
+            keep = np.ones(len(pts), bool)
+            for i in range(len(pts)):
+                if keep[i]:
+                    close = np.hypot(*(pts[i + 1:] - pts[i]).T) < 0.6 * self.radius_low
+                    keep[i + 1:][close] = False
+            pts, vals = pts[keep], vals[keep]
+        return pts, vals, resp
+
+    def _to_full(self, low_px: np.ndarray) -> np.ndarray:
+        return (low_px + 0.5) * self.scale - 0.5 + self._origin
+
+    def detect(self, frame: np.ndarray, t: float, background: BackgroundModel,
+               min_score: float | None = None) -> Detections:
+        """Every ball in ``frame`` (uint8 BGR, the calibration's image size)."""
+        if frame.shape[:2] != (self.camera.image_size[1], self.camera.image_size[0]):
+            raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the camera model "
+                             f"{self.camera.image_size[0]}x{self.camera.image_size[1]}")
+        min_score = self.config.min_score if min_score is None else min_score
+        fg = self.foreground(frame, background)
+        pts, vals, resp = self.candidates(fg)
+        if len(pts) == 0:
+            return Detections.empty(t)
+        smears, resting = self._split_smears(fg, resp, pts, vals)
+        out_px, out_r, out_score, out_blur = [], [], [], []
+        if len(resting):
+            centres = self._to_full(pts[resting])
+            radii = self.geometry.radius_at(centres)
+            fit = fit_balls(frame, background.full, self.config.difference, centres, radii)
+            score = self._ray_scores(fit, radii)
+            fit_ok = np.abs(fit.radius / radii - 1.0) < 0.25
+            score = np.where(fit_ok, score, score * 0.3)
+            out_px.append(fit.centre)
+            out_r.append(np.where(fit_ok, fit.radius, radii))
+            out_score.append(score)
+            out_blur.append(fit.elongation > self.config.blur_elongation * radii)
+        for label_pixels in smears:
+            c, r = self._smear_centre(frame, background, label_pixels)
+            out_px.append(c[None])
+            out_r.append(np.array([r]))
+            out_score.append(np.array([0.9]))
+            out_blur.append(np.array([True]))
+        px = np.concatenate(out_px)
+        radius = np.concatenate(out_r)
+        score = np.clip(np.concatenate(out_score), 0.0, 1.0)
+        blurred = np.concatenate(out_blur)
+        keep = score >= min_score
+        px, radius, score, blurred = px[keep], radius[keep], score[keep], blurred[keep]
+        keep = self._dedupe(px, score, radius)
+        px, radius, score, blurred = px[keep], radius[keep], score[keep], blurred[keep]
+        return Detections(t, self.geometry.to_table(px), px, radius, score, blurred=blurred)
+
+    # --- the parts --------------------------------------------------------------------------------------------
+
+    def _split_smears(self, fg: np.ndarray, resp: np.ndarray, pts: np.ndarray,
+                      vals: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """Which candidates are one moving ball's smear. Returns each smear's blob pixels (ys, xs at the reduced
+        resolution) and the indices of the other (resting) candidates.
+
+        Only candidates that look elongated are examined (most of a frame's balls are still): peaks on one
+        ridge, or a single peak whose smoothed fill falls off more slowly in one direction."""
+        n = len(pts)
+        r = self.radius_low
+        group = np.arange(n)
+        if n > 1:
+            d = np.hypot(*(pts[:, None, :] - pts[None, :, :]).transpose(2, 0, 1))
+            for i, j in zip(*np.nonzero(np.triu(d < 2.6 * r, 1))):
+                if self._one_ridge(fg, pts[i], pts[j]):
+                    group[group == group[j]] = group[i]
+        elongated = self._anisotropic(resp, pts)
+        resting = np.ones(n, bool)
+        smears: list[tuple[np.ndarray, np.ndarray]] = []
+        for g in np.unique(group):
+            members = np.nonzero(group == g)[0]
+            if len(members) == 1 and not elongated[members[0]]:
+                continue
+            others = np.delete(pts, members, axis=0)
+            blob = self._smear_blob(fg, pts[members].mean(axis=0), others)
+            if blob is not None:
+                smears.append(blob)
+                resting[members] = False
+        return smears, np.nonzero(resting)[0]
+
+    def _anisotropic(self, resp: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        """Whether the smoothed fill around each peak drops at least twice as slowly along one direction as
+        along the slowest-perpendicular one: the mark of a smear (a resting ball is round)."""
+        r = self.radius_low
+        ang = np.radians([0.0, 45.0, 90.0, 135.0])
+        u = np.stack([np.cos(ang), np.sin(ang)], 1) * 0.8 * r  # (4, 2)
+        h, w = resp.shape
+        def at(q: np.ndarray) -> np.ndarray:
+            qi = np.clip(np.round(q).astype(int), 0, [w - 1, h - 1])
+            return resp[qi[..., 1], qi[..., 0]]
+        centre = at(pts)
+        drop = centre[:, None] - 0.5 * (at(pts[:, None, :] + u[None]) + at(pts[:, None, :] - u[None]))  # (N, 4)
+        slow = drop.argmin(axis=1)
+        across = drop[np.arange(len(pts)), (slow + 2) % 4]
+        return drop.min(axis=1) < 0.5 * across
+
+    def _one_ridge(self, fg: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
+        """Whether two peaks lie on one smear rather than on two touching balls: the blob's width across the
+        line joining them is as wide midway as at the peaks (touching balls meet at a point)."""
+        r = self.radius_low
+        v = (b - a) / max(float(np.hypot(*(b - a))), 1e-9)
+        nrm = np.array([-v[1], v[0]])
+        offs = np.linspace(-1.2 * r, 1.2 * r, 13)
+        h, w = fg.shape
+        def width(p: np.ndarray) -> float:
+            q = p[None, :] + offs[:, None] * nrm[None, :]
+            qi = np.clip(np.round(q).astype(int), 0, [w - 1, h - 1])
+            return float(fg[qi[:, 1], qi[:, 0]].sum())
+        mid = width(0.5 * (a + b))
+        return mid >= 0.7 * min(width(a), width(b))
+
+    def _smear_blob(self, fg: np.ndarray, centre: np.ndarray,
+                    others: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The blob of the mask around ``centre`` if it is a plausible smear of one ball: about a ball wide,
+        elongated, convex, no longer than the fastest ball travels in one exposure, and holding no other
+        candidate (``others``: a touching ball makes the blob elongated too)."""
+        r = self.radius_low
+        ppm = float(np.median(self.geometry.radius_grid)) / self.table.ball_radius / self.scale
+        max_len = 2 * r + self.config.max_smear_mm * ppm
+        half = int(np.ceil(max_len / 2 + 3))
+        h, w = fg.shape
+        cx, cy = int(round(centre[0])), int(round(centre[1]))
+        x0, y0 = max(cx - half, 0), max(cy - half, 0)
+        x1, y1 = min(cx + half + 1, w), min(cy + half + 1, h)
+        binary = (fg[y0:y1, x0:x1] > 0.5).astype(np.uint8)
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+        label = labels[min(cy - y0, labels.shape[0] - 1), min(cx - x0, labels.shape[1] - 1)]
+        if label == 0:
+            return None
+        bx, by, bw, bh, area = stats[label]
+        if bx == 0 or by == 0 or bx + bw == binary.shape[1] or by + bh == binary.shape[0]:
+            return None  # runs out of the window: longer than any smear (an arm, a cue, a row of balls)
+        if area < 0.5 * np.pi * r * r:
+            return None
+        inside = np.round(others).astype(int) - [x0, y0]
+        inside = inside[(inside[:, 0] >= 0) & (inside[:, 1] >= 0) & (inside[:, 0] < labels.shape[1])
+                        & (inside[:, 1] < labels.shape[0])]
+        if np.any(labels[inside[:, 1], inside[:, 0]] == label):
+            return None
+        sub = (labels[by:by + bh, bx:bx + bw] == label).astype(np.uint8)
+        m = cv2.moments(sub, binaryImage=True)
+        cov = np.array([[m["mu20"], m["mu11"]], [m["mu11"], m["mu02"]]]) / max(m["m00"], 1.0)
+        ev = np.linalg.eigvalsh(cov)
+        ratio = np.sqrt(ev[1] / max(ev[0], 1e-9))
+        minor = 2.0 * np.sqrt(ev[0])  # a disc of radius r has 2 sqrt(var) = r
+        if ratio < self.config.smear_ratio or not 0.7 * r < minor < 1.3 * r:
+            return None
+        cnts, _ = cv2.findContours(sub, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        hull_area = cv2.contourArea(cv2.convexHull(max(cnts, key=cv2.contourArea)))
+        if hull_area > 0 and area / hull_area < 0.9:
+            return None  # waists: touching balls, not a smear
+        ys, xs = np.nonzero(sub)
+        return ys + by + y0, xs + bx + x0
+
+    def _smear_centre(self, frame: np.ndarray, background: BackgroundModel,
+                      blob: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, float]:
+        """The centroid of a smear at full resolution: the soft mask over the blob (grown by a pixel at the reduced
+        resolution, to take its soft ends) weighs each pixel by how much of the exposure the ball covered it."""
+        ys, xs = blob
+        s = self.scale
+        x0 = max(int(xs.min() - 2) * s + int(self._origin[0]), 0)
+        y0 = max(int(ys.min() - 2) * s + int(self._origin[1]), 0)
+        x1 = min(int(xs.max() + 3) * s + int(self._origin[0]), frame.shape[1])
+        y1 = min(int(ys.max() + 3) * s + int(self._origin[1]), frame.shape[0])
+        win = (slice(y0, y1), slice(x0, x1))
+        m = soft_difference(np.ascontiguousarray(frame[win]), background.full.unit[win],
+                            background.full.norm[win], self.config.difference)
+        blob_low = np.zeros((int(ys.max() - ys.min()) + 5, int(xs.max() - xs.min()) + 5), np.uint8)
+        blob_low[ys - ys.min() + 2, xs - xs.min() + 2] = 1
+        blob_low = cv2.dilate(blob_low, np.ones((3, 3), np.uint8))
+        lx0 = (x0 - int(self._origin[0])) / s - (xs.min() - 2)
+        ly0 = (y0 - int(self._origin[1])) / s - (ys.min() - 2)
+        gy, gx = np.mgrid[0:m.shape[0], 0:m.shape[1]]
+        by = np.clip(((gy + 0.5) / s + ly0).astype(int), 0, blob_low.shape[0] - 1)
+        bx = np.clip(((gx + 0.5) / s + lx0).astype(int), 0, blob_low.shape[1] - 1)
+        w = m * blob_low[by, bx]
+        total = max(float(w.sum()), 1e-9)
+        c = np.array([(w * gx).sum() / total + x0, (w * gy).sum() / total + y0])
+        return c, float(self.geometry.radius_at(c[None])[0])
+
+    def _ray_scores(self, fit: RayFit, radii: np.ndarray) -> np.ndarray:
+        """Share of rays that found the edge, not counting those towards a touching neighbour."""
+        n = len(fit.centre)
+        blocked = np.zeros((n, N_RAYS), bool)
+        if n > 1:
+            d = fit.centre[None, :, :] - fit.centre[:, None, :]  # (i, j, 2): i towards j
+            dist = np.hypot(d[..., 0], d[..., 1])
+            near = (dist < 2.6 * radii[:, None]) & (dist > 0)
+            ang = np.arctan2(d[..., 1], d[..., 0])  # (i, j)
+            diff = np.angle(np.exp(1j * (fit.angles[None, None, :] - ang[..., None])))  # (i, j, K)
+            blocked = (near[..., None] & (np.abs(diff) < np.radians(40))).any(axis=1)
+        counted = np.maximum((~blocked).sum(axis=1), N_RAYS // 4)
+        return (fit.valid & ~blocked).sum(axis=1) / counted
+
+    def _dedupe(self, px: np.ndarray, score: np.ndarray, radius: np.ndarray) -> np.ndarray:
+        """Two detections closer than a radius are one ball found twice (a plateau, a smear's end): keep the
+        better one."""
+        n = len(px)
+        if n < 2:
+            return np.ones(n, bool)
+        d = np.hypot(*(px[:, None, :] - px[None, :, :]).transpose(2, 0, 1))
+        clash = np.triu(d < radius[:, None], 1)
+        keep = np.ones(n, bool)
+        for i, j in zip(*np.nonzero(clash)):
+            if keep[i] and keep[j]:
+                keep[j if score[i] >= score[j] else i] = False
+        return keep
+
+    def disc_mask(self, detections: Detections, grow: float = 1.4) -> np.ndarray:
+        """A full-resolution uint8 mask of the detected balls' discs (for the background update's keep-out)."""
+        w, h = self.camera.image_size
+        m = np.zeros((h, w), np.uint8)
+        for (x, y), r in zip(detections.px, detections.radius_px):
+            cv2.circle(m, (int(round(x)), int(round(y))), int(np.ceil(r * grow)), 1, -1)
+        return m
+
+
+__all__ = ["BallDetector", "DetectorConfig"]

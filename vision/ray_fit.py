@@ -1,0 +1,180 @@
+"""Sub-pixel ball centres from radial profiles: the silhouette's edge found along rays from a first guess.
+
+For each ball, rays leave the guessed centre at evenly spaced angles; along each the soft "not cloth" mask is
+sampled at full resolution and the edge is where it falls below one half and stays there for about a pixel. A ray
+that meets no such edge near the expected radius is dropped: it runs into a touching ball, an arm or a cue lying
+over the ball, or a shadowless gap. The centre, the radius and the ellipticity (a motion smear) are then the
+least-squares fit of rho(theta) = r + dx cos + dy sin + a cos 2 theta + b sin 2 theta to the kept edges. Dropping
+rays, not pixels, is what makes touching balls and balls half under a cue come out right without segmentation.
+
+Everything is batched over the balls of a frame: one gather, a few array operations, one small solve per ball.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vision.background import ColourReference, DifferenceParams, soft_difference
+
+N_RAYS = 48
+_INNER, _OUTER = 0.55, 1.45  # sampled part of each ray, in expected radii
+_SAMPLES = 40
+_EDGE_LO, _EDGE_HI = 0.72, 1.3  # an edge must lie in this band of expected radii
+_BELOW_RUN = 3  # samples below one half after the edge (about a pixel): a real edge, not a gap at a contact
+
+
+@dataclass(frozen=True)
+class RayFit:
+    centre: np.ndarray  # (N, 2) silhouette centre, full-resolution pixels
+    radius: np.ndarray  # (N,) fitted silhouette radius (px)
+    elongation: np.ndarray  # (N,) major minus minor half-extent (px): motion smear
+    valid: np.ndarray  # (N, K) which rays found the edge
+    angles: np.ndarray  # (K,)
+
+
+def _windows(centres: np.ndarray, half: int, shape: tuple[int, int]) -> np.ndarray:
+    """Integer window origins (N, 2) of size 2*half+1 around ``centres``, kept inside an image of ``shape``."""
+    h, w = shape
+    o = np.round(centres).astype(int) - half
+    o[:, 0] = np.clip(o[:, 0], 0, w - (2 * half + 1))
+    o[:, 1] = np.clip(o[:, 1], 0, h - (2 * half + 1))
+    return o
+
+
+def soft_masks(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
+               half: int) -> tuple[np.ndarray, np.ndarray]:
+    """The soft difference in windows (N, S, S) around ``centres``, and the windows' origins (N, 2)."""
+    n = len(centres)
+    size = 2 * half + 1
+    origins = _windows(centres, half, frame.shape[:2])
+    # Slicing window by window beats one fancy-indexed gather here: each copy is a few contiguous rows.
+    f = np.empty((n, size, size, 3), np.uint8)
+    u = np.empty((n, size, size, 3), np.float32)
+    nm = np.empty((n, size, size), np.float32)
+    for i, (x, y) in enumerate(origins):
+        f[i] = frame[y:y + size, x:x + size]
+        u[i] = ref.unit[y:y + size, x:x + size]
+        nm[i] = ref.norm[y:y + size, x:x + size]
+    m = soft_difference(f.reshape(n * size, size, 3), u.reshape(n * size, size, 3), nm.reshape(n * size, size),
+                        params)
+    return m.reshape(n, size, size), origins
+
+
+def _bilinear(masks: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Sample (N, S, S) masks at window coordinates x, y of shape (N, ...)."""
+    n, s, _ = masks.shape
+    x = np.clip(x, 0, s - 1.001)
+    y = np.clip(y, 0, s - 1.001)
+    x0 = x.astype(np.int64)
+    y0 = y.astype(np.int64)
+    tx = x - x0
+    ty = y - y0
+    base = (np.arange(n) * s * s).reshape((n,) + (1,) * (x.ndim - 1))
+    flat = masks.reshape(-1)
+    i00 = base + y0 * s + x0
+    v00, v01 = flat[i00], flat[i00 + 1]
+    v10, v11 = flat[i00 + s], flat[i00 + s + 1]
+    return (1 - ty) * ((1 - tx) * v00 + tx * v01) + ty * ((1 - tx) * v10 + tx * v11)
+
+
+def edge_radii(masks: np.ndarray, local_centres: np.ndarray, radii: np.ndarray,
+               angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Edge distance (N, K) along each ray and whether it was found (N, K)."""
+    s = np.linspace(_INNER, _OUTER, _SAMPLES)
+    rho = radii[:, None] * s[None, :]  # (N, J)
+    cx = local_centres[:, 0, None, None] + np.cos(angles)[None, :, None] * rho[:, None, :]
+    cy = local_centres[:, 1, None, None] + np.sin(angles)[None, :, None] * rho[:, None, :]
+    prof = _bilinear(masks, cx, cy)  # (N, K, J)
+    below = prof < 0.5
+    m = _SAMPLES - _BELOW_RUN
+    edge = ~below[..., :m]  # sample j high, samples j+1 .. j+RUN low
+    for k in range(1, _BELOW_RUN + 1):
+        edge &= below[..., k:k + m]
+    lo = np.searchsorted(s, _EDGE_LO)
+    hi = np.searchsorted(s, _EDGE_HI)
+    edge[..., :max(lo - 1, 0)] = False
+    edge[..., hi:] = False
+    # The outermost qualifying transition: an inner dip (a dark patch on a black ball) is not the edge.
+    j_rev = np.argmax(edge[..., ::-1], axis=-1)
+    found = edge.any(axis=-1)
+    j = edge.shape[-1] - 1 - j_rev
+    p0 = np.take_along_axis(prof, j[..., None], -1)[..., 0]
+    p1 = np.take_along_axis(prof, (j + 1)[..., None], -1)[..., 0]
+    frac = np.clip((p0 - 0.5) / np.maximum(p0 - p1, 1e-6), 0.0, 1.0)
+    step = radii * (s[1] - s[0])
+    r_edge = radii[:, None] * s[j] + frac * step[:, None]
+    return r_edge, found
+
+
+def _solve(r_edge: np.ndarray, w: np.ndarray, angles: np.ndarray, fixed_radius: np.ndarray | None,
+           harmonics: bool) -> np.ndarray:
+    """Weighted least squares per ball; returns (N, 5): r, dx, dy, a, b (unused columns zero)."""
+    n = len(r_edge)
+    cols = [np.cos(angles), np.sin(angles)]
+    if harmonics:
+        cols += [np.cos(2 * angles), np.sin(2 * angles)]
+    basis = np.stack(cols, axis=-1)  # (K, P)
+    if fixed_radius is None:
+        basis = np.concatenate([np.ones((len(angles), 1)), basis], axis=1)
+        target = r_edge
+    else:
+        target = r_edge - fixed_radius[:, None]
+    a = np.einsum("nk,kp,kq->npq", w, basis, basis)
+    b = np.einsum("nk,kp,nk->np", w, basis, target)
+    a += np.eye(basis.shape[1])[None] * 1e-6
+    sol = np.linalg.solve(a, b[..., None])[..., 0]
+    out = np.zeros((n, 5))
+    if fixed_radius is None:
+        out[:, :sol.shape[1]] = sol
+    else:
+        out[:, 0] = fixed_radius
+        out[:, 1:1 + sol.shape[1]] = sol
+    return out
+
+
+def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
+              radii: np.ndarray, iterations: int = 2) -> RayFit:
+    """Refine ball centres (N, 2) of expected silhouette radii (N,) in a full-resolution ``frame``."""
+    n = len(centres)
+    angles = np.linspace(0.0, 2 * np.pi, N_RAYS, endpoint=False)
+    if n == 0:
+        z = np.zeros(0)
+        return RayFit(np.zeros((0, 2)), z, z, np.zeros((0, N_RAYS), bool), angles)
+    half = int(np.ceil(radii.max() * (_OUTER + 0.1))) + 2  # the first guess is within a pixel or two
+    masks, origins = soft_masks(frame, ref, params, centres, half)
+    c = np.asarray(centres, dtype=np.float64).copy()
+    radius = radii.astype(np.float64).copy()
+    elong = np.zeros(n)
+    found = np.zeros((n, N_RAYS), bool)
+    for it in range(iterations):
+        local = c - origins
+        r_edge, found = edge_radii(masks, local, radii, angles)
+        w = found.astype(np.float64)
+        count = w.sum(axis=1)
+        # Each half of the circle must have edges for the radius to be separable from the shift.
+        cos_cov = np.abs((w * np.cos(angles)).sum(1)) / np.maximum(count, 1)
+        sin_cov = np.abs((w * np.sin(angles)).sum(1)) / np.maximum(count, 1)
+        balanced = (count >= 0.6 * N_RAYS) & (cos_cov < 0.25) & (sin_cov < 0.25)
+        free = _solve(r_edge, w, angles, None, harmonics=True)
+        ratio = np.median(free[balanced, 0] / radii[balanced]) if balanced.sum() >= 1 else 0.97
+        fixed = _solve(r_edge, w, angles, radii * ratio, harmonics=False)
+        sol = np.where(balanced[:, None], free, fixed)
+        # One pass of outlier rejection: edges more than a pixel off the fit (a neighbour's shadow, a chalk mark).
+        pred = sol[:, :1] + sol[:, 1:2] * np.cos(angles) + sol[:, 2:3] * np.sin(angles) + \
+            sol[:, 3:4] * np.cos(2 * angles) + sol[:, 4:5] * np.sin(2 * angles)
+        keep = found & (np.abs(r_edge - pred) < 1.0)
+        w = keep.astype(np.float64)
+        free = _solve(r_edge, w, angles, None, harmonics=True)
+        fixed = _solve(r_edge, w, angles, radii * ratio, harmonics=False)
+        sol = np.where(balanced[:, None], free, fixed)
+        ok = w.sum(axis=1) >= 5
+        shift = np.where(ok[:, None], sol[:, 1:3], 0.0)
+        # A wild shift means the guess was not a ball: keep it bounded, the score will say the rest.
+        shift = np.clip(shift, -0.5 * radii[:, None], 0.5 * radii[:, None])
+        c += shift
+        radius = np.where(ok, sol[:, 0], radii)
+        elong = np.where(ok & balanced, 2.0 * np.hypot(sol[:, 3], sol[:, 4]), 0.0)
+        found = keep
+    return RayFit(c, radius, elong, found, angles)
