@@ -57,10 +57,21 @@ Other readings, fixed:
   ahead ties it (46.1) and a tie goes to the re-spotted black (Art. 47) with the cue ball in hand in the D.
 - ``concede`` in a frame concedes the frame (Art. 44.3); between frames (a frame just ended) it concedes the match
   (Art. 49.2). Without a ``side`` it is the side to play.
-- The third unchanged shot annuls the frame (Art. 48.3); the frame is replayed with the same breaker. The verdict
-  after the second warns (Art. 48.1).
+- The third unchanged shot annuls the frame (Art. 48.3: "a partida é considerada nula ... e outra é reiniciada"):
+  its points do not count and it is replayed, broken off by the same side (``stalemate_breaker=same``; ``alternate``
+  treats the replay as the next frame). The verdict after the second warns (Art. 48.1).
 - ``snookers_required``: the trailing side's snookers to at least tie, each worth the least penalty with the ball on
   (``max(4, value)``): ``ceil((deficit - remaining) / penalty)``, 0 when the points on the table suffice.
+
+The verdict's discipline fields (beyond DESIGN.md section 5): ``ball_on`` (``"red"``, ``"colour"`` after a red, or
+the colour of the sequence; null when the frame is over), ``snooker`` (``"total"``, ``"partial"`` or null, for the
+player to play next, from the end positions), ``free_ball_offered``, ``cue_in_hand``, ``touching`` (balls the cue
+ball rests against, Art. 23-25: within ``TOUCHING_MM``), ``table`` (``remaining`` points on the table, ``lead``,
+``leader``, ``snookers_required``, ``reds``, and ``remaining_with_free_ball`` when one is offered, Art. 8),
+``frame``, ``frames``, ``break``, ``fouls`` (every foul of the shot; ``foul`` is the one that sets the penalty),
+``nominated`` (the colour aimed after a red), ``free_ball``, ``stalemate`` (the count of Art. 48), ``match_over``,
+and on a frame's last shot ``winner`` and ``play_on_allowed``. ``announce`` holds the break (``"8"``), ``"foul N"``,
+``"free ball"``, ``"stalemate warning (impasse)"``, ``"re-spotted black"``, ``"frame A"``.
 """
 
 from __future__ import annotations
@@ -78,11 +89,11 @@ from .shot import Shot
 from .snooker_geometry import (
     NONE, TOTAL, Obstacle, ball_obstacles, in_d, knuckles, respot_point, snooker_call,
 )
-from .tables import Point, TableSpec
+from .tables import Point, TableSpec, preset
 from .verdict import Foul, Respot, Verdict, other_side
 
 OPTIONS = ("reds", "frames", "nominate", "respot_spots", "free_ball_on_miss", "compulsory_foul", "stalemate_mm",
-           "respot_black", "respot_black_first", "strike_other_ball", "d_check")
+           "respot_black", "respot_black_first", "strike_other_ball", "d_check", "stalemate_breaker")
 REDS_ALLOWED = (3, 6, 10, 15)
 COLOURS = SNOOKER_COLOURS  # yellow .. black, in value order
 VALUES = SNOOKER_VALUES
@@ -207,8 +218,6 @@ def rack(table: TableSpec, reds: int) -> dict[str, Point]:
 class SinucaReferee:
     def __init__(self, discipline: str = "sinuca", table: TableSpec | None = None, distance: int | None = None,
                  options: Mapping[str, str] | None = None) -> None:
-        from .tables import preset
-
         options = dict(options or {})
         reject_unknown_options(options, OPTIONS, discipline)
         if distance is not None:
@@ -231,6 +240,7 @@ class SinucaReferee:
         self.black_first = option_value(options, "respot_black_first", "breaker", str, ("breaker", "other"))
         self.strike_other = option_value(options, "strike_other_ball", "max", str, ("max", "variable"))
         self.d_check = option_value(options, "d_check", True, bool)
+        self.stalemate_breaker = option_value(options, "stalemate_breaker", "same", str, ("same", "alternate"))
         self.radius = self.table.ball_radius
         self._knuckles = knuckles(self.table)
 
@@ -690,7 +700,7 @@ class SinucaReferee:
         else:
             reason_out = outcome.reason
             if stalemate == 2:
-                announce.append("stalemate warning")  # Art. 48.1, 48.2
+                announce.append("stalemate warning (impasse)")  # Art. 48.1, 48.2
 
         # What the next player faces.
         next_kind, next_on = self._ball_on(new, new.balls)
@@ -803,7 +813,7 @@ class SinucaReferee:
     def _next_breaker(self, state: SinucaState) -> str:
         if state.next_breaker is not None:
             return state.next_breaker
-        if state.end_reason == "stalemate":
+        if state.end_reason == "stalemate" and self.stalemate_breaker == "same":
             return state.breaker  # Art. 48.3: the annulled frame is played again
         return other_side(state.breaker)  # Art. 18: the break alternates
 

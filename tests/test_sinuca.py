@@ -13,7 +13,7 @@ from rules.match import OptionError
 from rules.registry import referee_for
 from rules.sinuca import SinucaReferee, SinucaState, rack
 from rules.verdict import Verdict
-from tests.sinuca_builders import BAULK, COLOURS, D_RADIUS, IN_D, SPOT, VALUE, Game, L, R, T, W, colours_from
+from tests.sinuca_builders import BAULK, COLOURS, D_RADIUS, IN_D, SPOT, Game, L, R, T, W, colours_from
 
 # --- layouts ------------------------------------------------------------------------------------------------------
 
@@ -692,14 +692,24 @@ def test_art_48_the_second_unchanged_shot_warns_and_the_third_annuls_the_frame()
     lay = one_red(cue=(W / 2, 1700.0), red=(W / 2, 1800.0))
     g = Game(lay, frames=2)
     v1 = g.shot("red1", cue_to=(W / 2 + 5.0, 1702.0))
-    assert v1["stalemate"] == 1 and "stalemate warning" not in v1["announce"]
+    assert v1["stalemate"] == 1 and not any("stalemate" in a for a in v1["announce"])
     v2 = g.shot("red1", cue_to=(W / 2, 1700.0))
-    assert v2["stalemate"] == 2 and "stalemate warning" in v2["announce"]
+    assert v2["stalemate"] == 2 and "stalemate warning (impasse)" in v2["announce"]
     v3 = g.shot("red1", cue_to=(W / 2 + 5.0, 1702.0))
     assert v3["game_over"] and v3["reason"] == "stalemate" and v3["winner"] is None
     s = g.summary()
     assert s["frames"] == {"A": 0, "B": 0} and s["results"][-1]["reason"] == "stalemate"
     assert g.match.referee.next_shooter(g.state) == "A"  # the frame is replayed, same breaker
+    v = g.shot("red1", "red1", cue_to=OPEN_CUE)
+    assert v["frame"] == 2 and v["shooter"] == "A" and v["score"] == {"A": 1, "B": 0}
+
+
+def test_art_48_option_the_replayed_frame_alternates_the_break():
+    lay = one_red(cue=(W / 2, 1700.0), red=(W / 2, 1800.0))
+    g = Game(lay, frames=2, stalemate_breaker="alternate")
+    for _ in range(3):
+        v = g.shot("red1", cue_to=(W / 2, 1700.0))
+    assert v["game_over"] and g.match.referee.next_shooter(g.state) == "B"
 
 
 def test_art_48_a_shot_that_changes_the_position_resets_the_count():
