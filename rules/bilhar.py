@@ -17,8 +17,9 @@ What it rules
   (``remove: [id]``); the next shot's ``start`` must show it gone, else that shot's verdict says so
   (``not_removed``) and the penalty stands.
 - The end (Art. 11-13): a group all off the table wins for its owner; at the time limit (default 20 minutes, on the
-  shots' clock: time is called at the end of the first shot that ends at or after the limit, or by a ``time_up``
-  control) the side with fewer balls left wins; on a tie play goes on and the first shot that leaves the sides
+  shots' clock, zero at the first shot's start: a shot under way at the limit is played out and time is called at
+  its end; a shot that starts after the limit finds time called before it, and is not counted if that decided the
+  game; or by a ``time_up`` control) the side with fewer balls left wins; on a tie play goes on and the first shot that leaves the sides
   with different counts ends the game (sudden death).
 
 Score (DESIGN.md section 7): a side's score is the number of its group's balls off the table (potted by anyone, or
@@ -267,6 +268,20 @@ class BilharReferee:
 
         s = replace(state, pending_remove=(), shots=state.shots + 1,
                     t0=shot.t_start if state.t0 is None else state.t0)
+        if self._clock_runs(s) and shot.t_start - s.t0 >= 60 * self.minutes:
+            # Time ran out between the last shot and this one (Art. 12): decided there, or sudden death (Art. 13).
+            s, line = self._call_time(s)
+            announce.append(line)
+            if s.over:
+                announce.append("this shot started after the time limit: not counted (bilhar Art. 12)")
+                s = replace(s, turn=opp)
+                extra.update({"remove": [], "fouls": [], "potted": [], "after_time": True,
+                              "groups": {"A": s.group("A"), "B": s.group("B")},
+                              "balls_left": {"A": s.balls_left("A"), "B": s.balls_left("B")},
+                              "choice": s.choice, "sudden_death": False, "winner": s.winner})
+                return Verdict(shot=index, shooter=shooter, points={"A": 0, "B": 0}, foul=None, turn="passes",
+                               score=s.scores(), announce=tuple(announce), game_over=True, reason="time",
+                               extra=extra), s
         f = self._facts(s, shot)
         if f.art6:
             announce.append(f"{', '.join(f.art6)}: over the rail into the pocket, potted (bilhar Art. 6)")
@@ -421,11 +436,13 @@ class BilharReferee:
                 announce.append(f"{winner} wins the sudden death (bilhar Art. 13)")
                 return replace(s, over=True, winner=winner, end_reason="sudden_death")
             return s
-        if (not s.time_up and self.clock == "shots" and self.minutes > 0 and s.t0 is not None
-                and shot.t_end - s.t0 >= 60 * self.minutes):
+        if self._clock_runs(s) and shot.t_end - s.t0 >= 60 * self.minutes:
             s, line = self._call_time(s)
             announce.append(line)
         return s
+
+    def _clock_runs(self, s: BilharState) -> bool:
+        return not s.time_up and self.clock == "shots" and self.minutes > 0 and s.t0 is not None
 
     def _call_time(self, s: BilharState) -> tuple[BilharState, str]:
         a, b = s.balls_left("A"), s.balls_left("B")

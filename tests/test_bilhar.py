@@ -557,3 +557,18 @@ def test_art_4_3_a_pending_choice_resolved_by_the_opponents_first_ball_is_the_op
     assert v.foul.code == "cue_ball_potted" and v.turn == "passes" and v.extra["choice"] == "B"
     v = g.play(hit=("4",))  # A hits a low ball first: A takes low
     assert v.shooter == "A" and v.extra["groups"] == {"A": "low", "B": "high"} and v.foul is None
+
+
+def test_art_12_a_shot_started_after_the_limit_finds_the_game_already_decided():
+    g = Game(minutes="1")
+    g.play(hit=("9",), pots=("9",), t=0.0)  # A high, 6 left; keeps
+    v = g.play(hit=("10",), pots=("10",), t=70.0)  # starts after 60 s: A had already won 6 to 7
+    assert v.game_over and v.reason == "time" and v.extra["after_time"] and v.points == {"A": 0, "B": 0}
+    assert v.score == {"A": 1, "B": 0} and g.match.summary()["winner"] == "A"
+
+
+def test_art_13_a_shot_started_after_the_limit_on_a_tie_is_the_first_of_the_sudden_death():
+    g = Game(minutes="1")
+    g.play(hit=("1",), t=0.0)  # open table, 7-7
+    v = g.play(hit=("3",), pots=("3",), t=70.0)  # B pots first in the sudden death
+    assert v.game_over and v.reason == "sudden_death" and v.extra["winner"] == "B"
