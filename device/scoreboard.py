@@ -139,8 +139,11 @@ def _side_value(summary: Mapping[str, Any], verdict: Mapping[str, Any] | None, k
 
 
 def _first(summary: Mapping[str, Any], verdict: Mapping[str, Any] | None, *keys: str) -> Any:
+    """The first of ``keys`` found in the verdict, its ``table`` block (sinuca's remaining/lead), or the summary."""
+    v = verdict or {}
+    nested = v.get("table") if isinstance(v.get("table"), Mapping) else {}
     for key in keys:
-        for source in (verdict or {}, summary):
+        for source in (v, nested, summary):
             if source.get(key) is not None:
                 return source[key]
     return None
@@ -177,6 +180,7 @@ def side_stats(view: BoardView, side: str) -> list[tuple[str, str]]:
         add("FRAMES", _side_value(s, v, "frames", side))
         brk = _first(s, v, "break", "run")
         add("BREAK", None if brk is None else brk if shooting else "-")
+        add("HIGH BREAK", _side_value(s, v, "high_break", side))
         add("FOULS", _side_value(s, v, "fouls", side))
     elif fam == "bilhar":
         groups = _side_value(s, v, "groups", side)
@@ -196,6 +200,8 @@ def centre_stats(view: BoardView) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     if fam in ("carom", "chapo") and s.get("distance") is not None:
         out.append(("TO", str(s["distance"])))
+    if fam == "chapo" and _first(s, v, "game") is not None and s.get("games_to_play", 1) != 1:
+        out.append(("GAME", f"{_first(s, v, 'game')} OF {s.get('games_to_play')}"))
     if fam == "sinuca":
         ball_on = _first(s, v, "ball_on", "on")
         if ball_on is not None:
@@ -209,6 +215,10 @@ def centre_stats(view: BoardView) -> list[tuple[str, str]]:
             lead = abs(int(score["A"]) - int(score["B"]))
         if lead is not None:
             out.append(("LEAD", str(lead)))
+        if _first(s, v, "snookers_required"):
+            out.append(("SNOOKERS", str(_first(s, v, "snookers_required"))))
+        if _first(s, v, "free_ball_offered"):
+            out.append(("", "FREE BALL"))
     if fam == "bilhar":
         left = _first(s, v, "time_left")
         if left is not None:
@@ -224,7 +234,7 @@ def next_shooter(view: BoardView) -> str | None:
     if isinstance(nxt, Mapping) and nxt.get("shooter") in SIDES:
         return str(nxt["shooter"])
     for source in (v or {}, s):
-        for key in ("next_shooter", "turn_of", "shooter_next"):
+        for key in ("next_shooter", "to_play", "turn_of", "shooter_next"):
             if source.get(key) in SIDES:
                 return str(source[key])
     if v and v.get("shooter") in SIDES:
@@ -277,7 +287,7 @@ def verdict_lines(view: BoardView) -> list[tuple[str, tuple[int, int, int]]]:
     if announce:
         lines.append(("  -  ".join(str(a) for a in announce), ACCENT))
     if v.get("game_over"):
-        winner = view.summary.get("winner") or v.get("winner")
+        winner = view.summary.get("winner") or v.get("winner") or view.summary.get("frame_winner")
         end = "GAME OVER" + (f"  -  {_name(view, winner)} wins" if winner in SIDES else "")
         lines.append((end, ACCENT))
     return lines[:4]

@@ -2,8 +2,8 @@
 
     python -m device.scoreboard_demo [--out DIR]
 
-Carom and bilhar are judged by their real referees from small logs; sinuca and Chapó, whose referees are being
-written, use verdicts shaped like theirs, to show how the board lays out the fields they will carry.
+Carom, sinuca and bilhar are judged by their real referees from small logs; Chapó uses a verdict shaped like its
+referee's (a valid Chapó position takes more set-up than a demo needs).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rules.log import read_log
 from rules.match import Match
 from rules.registry import referee_for
 from rules.shot import Shot
+from rules.sinuca import rack
 from rules.tables import preset
 
 from .scoreboard import BoardView, render, view_for
@@ -65,17 +66,30 @@ def bilhar_view() -> BoardView:
 
 
 def sinuca_view() -> BoardView:
-    table = preset("sinuca_br")
-    verdict = {
-        "shot": 23, "shooter": "B", "points": {"A": 4, "B": 0},
-        "foul": {"code": "wrong_ball", "article": "41.14", "penalty": 4, "to": "A"}, "turn": "passes",
-        "score": {"A": 38, "B": 21}, "respot": [{"ball": "brown", "at": list(table.spots["brown"])}],
-        "announce": ["falta: 4 pontos"], "game_over": False, "reason": "wrong_ball",
-        "ball_on": "red", "remaining": 75, "next_shooter": "A",
-    }
-    summary = {"score": {"A": 38, "B": 21}, "frames": {"A": 1, "B": 0}, "fouls": {"A": 1, "B": 3},
-               "game_over": False, "match_over": False, "winner": None}
-    return view_for("sinuca", ("Ronaldo", "Beto Araújo"), summary, verdict, table)
+    referee = referee_for("sinuca")
+    table = referee.table
+    layout = {ball: list(at) for ball, at in rack(table, 15).items()}
+    layout["cue"] = [table.width / 2 + 40, table.lines["baulk_line_y"] - 80]
+    after_pot = {k: v for k, v in layout.items() if k != "red3"} | {"cue": [700.0, 1500.0]}
+    shots = [
+        # A pots a red
+        {"cue_ball": "cue", "t_start": 0.0, "t_end": 5.0, "start": layout,
+         "events": [{"t": 0.1, "type": "strike", "ball": "cue"},
+                    {"t": 0.5, "type": "ball_ball", "balls": ["cue", "red3"]},
+                    {"t": 1.0, "type": "pocket", "ball": "red3", "pocket": "top_left"}],
+         "end": after_pot},
+        # then, a colour on and none nominated, hits a red first: a foul (and a free ball for B)
+        {"cue_ball": "cue", "t_start": 10.0, "t_end": 15.0, "start": after_pot,
+         "events": [{"t": 10.1, "type": "strike", "ball": "cue"},
+                    {"t": 10.5, "type": "ball_ball", "balls": ["cue", "red5"]}],
+         "end": after_pot | {"cue": [300.0, 900.0]}},
+    ]
+    match = Match(referee)
+    verdict = None
+    for i, d in enumerate(shots):
+        verdict = match.feed(Shot.from_dict(d, discipline="sinuca", table=table, record=f"shot {i + 1}"))
+    assert verdict is not None
+    return view_for("sinuca", ("Ronaldo", "Beto Araújo"), match.summary(), verdict.to_dict(), table)
 
 
 def chapo_view() -> BoardView:
@@ -84,10 +98,11 @@ def chapo_view() -> BoardView:
         "shot": 17, "shooter": "A", "points": {"A": 6, "B": 0}, "foul": None, "turn": "passes",
         "score": {"A": 24, "B": 19}, "respot": [{"ball": "mingo", "at": list(table.spots["mingo"])}],
         "announce": ["rey: 4", "2 palos"], "game_over": False, "reason": None,
-        "pins_down": ["king", "lat_left"], "next_shooter": "B",
+        "pins_down": ["king", "lat_left"], "knocked": ["king", "lat_left"], "game": 3, "games": {"A": 1, "B": 1},
+        "ball_in_hand": None, "match_over": False, "winner": None,
     }
-    summary = {"score": {"A": 24, "B": 19}, "games": {"A": 1, "B": 1}, "fouls": {"A": 0, "B": 2},
-               "distance": 30, "game_over": False, "match_over": False, "winner": None}
+    summary = {"score": {"A": 24, "B": 19}, "games": {"A": 1, "B": 1}, "game": 3, "games_to_play": 3,
+               "fouls": {"A": 0, "B": 2}, "shots": 17, "game_over": False, "match_over": False, "winner": None}
     return view_for("chapo", ("Íñigo Peña", "Ramón Güell"), summary, verdict, table)
 
 

@@ -51,11 +51,15 @@ def test_carom_shows_innings_run_high_run_and_average_and_the_calls() -> None:
 
 
 def test_sinuca_shows_ball_on_remaining_and_lead_and_the_foul_with_its_article() -> None:
-    view = VIEWS["sinuca"]()
-    assert centre_stats(view) == [("ON", "RED"), ("REMAINING", "75"), ("LEAD", "17")]
+    view = VIEWS["sinuca"]()  # judged by the sinuca referee: a red, then a red hit with a colour on
+    assert centre_stats(view) == [("ON", "RED"), ("REMAINING", "139"), ("LEAD", "6"), ("", "FREE BALL")]
     lines = [t for t, _ in verdict_lines(view)]
-    assert lines[:2] == ["FOUL wrong ball  Art. 41.14", "penalty 4 to Ronaldo"]
-    assert respot_lines(view) == ["brown: own spot"]
+    assert lines[:2] == ["FOUL wrong first contact  sinuca Art. 42.3", "penalty 7 to Beto Araújo"]
+    assert dict(side_stats(view, "A")) == {"FRAMES": "0", "BREAK": "-", "HIGH BREAK": "1", "FOULS": "1"}
+    respot = dict(view.verdict or {}, respot=[{"ball": "brown", "at": list(view.table.spots["brown"])},
+                                             {"ball": "red1", "at": [100.0, 200.0]}])
+    again = view_for("sinuca", view.players, view.summary, respot, view.table)
+    assert respot_lines(again) == ["brown: own spot", "red1: 100, 200 mm"]
 
 
 def test_bilhar_shows_groups_balls_left_the_clock_and_the_ball_to_remove() -> None:
