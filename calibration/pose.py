@@ -52,13 +52,21 @@ def focal_from_rectangle(ideal_corners: np.ndarray, table: TableSpec, principal:
 
 
 def initial_pose(corners_px: np.ndarray, table: TableSpec, k: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pose from the four corners (SQPnP, or IPPE for the plane when that fails; OpenCV 5's IPPE can return NaN
+    for a near square-on view), then an iterative polish when that stays finite."""
     obj = table_corners(table)
-    ok, rvec, tvec = cv2.solvePnP(obj, np.asarray(corners_px, dtype=np.float64).reshape(-1, 1, 2), k, dist,
-                                  flags=cv2.SOLVEPNP_IPPE)
-    if not ok:
-        raise ValueError("the corners do not give a camera pose")
-    ok, rvec, tvec = cv2.solvePnP(obj, np.asarray(corners_px, dtype=np.float64).reshape(-1, 1, 2), k, dist,
-                                  rvec, tvec, useExtrinsicGuess=True, flags=cv2.SOLVEPNP_ITERATIVE)
+    img = np.asarray(corners_px, dtype=np.float64).reshape(-1, 1, 2)
+    rvec = tvec = np.full((3, 1), np.nan)
+    for flag in (cv2.SOLVEPNP_SQPNP, cv2.SOLVEPNP_IPPE):
+        ok, rvec, tvec = cv2.solvePnP(obj, img, k, dist, flags=flag)
+        if ok and np.isfinite(rvec).all() and np.isfinite(tvec).all():
+            break
+    if not (np.isfinite(rvec).all() and np.isfinite(tvec).all()):
+        raise ValueError("the four corners do not give a camera pose (are they in table order?)")
+    ok2, r2, t2 = cv2.solvePnP(obj, img, k, dist, rvec.copy(), tvec.copy(), useExtrinsicGuess=True,
+                               flags=cv2.SOLVEPNP_ITERATIVE)
+    if ok2 and np.isfinite(r2).all() and np.isfinite(t2).all():
+        rvec, tvec = r2, t2
     return rvec.ravel(), tvec.ravel()
 
 
