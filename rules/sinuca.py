@@ -20,9 +20,9 @@ Options (``--option KEY=VALUE``), each a reading of the text with its default:
 - ``respot_spots=any``: Art. 27 "retorna na marca livre de outra de maior valor": ``any`` reads it as the free
   spot of the highest value (WPBSA usage; the issue's wording); ``higher`` only the free spots worth more than the
   ball, before the line placement of Art. 28.
-- ``free_ball_on_miss=ball_on``: Art. 26.3 offers the free ball whatever the position when the foul comes from "a
-  falta de contato da tacadeira com a bola visada". ``ball_on``: the cue ball touched no ball it was aiming at
-  during the shot; ``nothing``: the cue ball touched no ball at all.
+- ``free_ball_on_miss=nothing``: Art. 26.3 offers the free ball whatever the position when the foul comes from "a
+  falta de contato da tacadeira com a bola visada". ``nothing`` (the issue's reading): the cue ball touched no ball
+  at all; ``ball_on``: the cue ball touched no ball it was aiming at during the shot (a wrong ball hit instead).
 - ``compulsory_foul=miss``: Art. 42.4, a foul on the shot after a confirmed total snooker "tornando compulsória a
   falta", has the maximum penalty. ``miss``: when the foul is not hitting the ball on first (Art. 41.14, 41.15) and
   the shooter had no free ball to play; ``any``: any foul on that shot; ``off``: never.
@@ -233,7 +233,7 @@ class SinucaReferee:
             raise OptionError("--option frames: must be at least 1")
         self.nominate = option_value(options, "nominate", "evident", str, ("evident", "strict"))
         self.higher_only = option_value(options, "respot_spots", "any", str, ("any", "higher")) == "higher"
-        self.miss_rule = option_value(options, "free_ball_on_miss", "ball_on", str, ("ball_on", "nothing"))
+        self.miss_rule = option_value(options, "free_ball_on_miss", "nothing", str, ("nothing", "ball_on"))
         self.compulsory = option_value(options, "compulsory_foul", "miss", str, ("miss", "any", "off"))
         self.stalemate_mm = option_value(options, "stalemate_mm", self.table.ball_diameter, float)
         self.respot_black = option_value(options, "respot_black", True, bool)

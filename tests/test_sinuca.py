@@ -195,23 +195,25 @@ def test_art_41_9_the_cue_ball_in_hand_must_be_played_from_the_d():
     assert v["foul"]["code"] == "outside_d" and v["shooter"] == "B"
 
 
-def test_art_41_14_not_hitting_the_ball_on_first_and_the_free_ball_of_art_26_3():
+def test_art_41_14_not_hitting_the_ball_on_first():
     g = Game()
     v = g.shot("green", cue_to=(200.0, 1200.0))
     assert v["foul"]["code"] == "wrong_first_contact" and v["foul"]["article"] == "sinuca Art. 41.14"
     assert v["foul"]["penalty"] == 4
-    # Art. 26.3: the cue ball never touched the ball on: free ball whatever the position.
+    assert v["snooker"] is None and not v["free_ball_offered"]  # not snookered, and the cue ball touched a ball
+
+
+def test_art_26_3_hitting_nothing_is_a_foul_with_a_free_ball_whatever_the_position():
+    v = Game().shot(None, cue_to=(200.0, 1200.0))
+    assert v["foul"]["code"] == "miss" and v["snooker"] is None
     assert v["free_ball_offered"] and "free ball" in v["announce"]
 
 
-def test_art_41_14_hitting_nothing_is_a_foul_with_a_free_ball():
-    v = Game().shot(None, cue_to=(200.0, 1200.0))
-    assert v["foul"]["code"] == "miss" and v["free_ball_offered"]
-
-
-def test_art_26_3_option_nothing_offers_the_free_ball_only_when_the_cue_ball_touched_nothing():
-    v = Game(free_ball_on_miss="nothing").shot("green", cue_to=(200.0, 1200.0))
-    assert v["foul"] and v["snooker"] is None and not v["free_ball_offered"]
+def test_art_26_3_option_ball_on_offers_the_free_ball_when_the_ball_on_was_never_touched():
+    v = Game(free_ball_on_miss="ball_on").shot("green", cue_to=(200.0, 1200.0))
+    assert v["foul"] and v["snooker"] is None and v["free_ball_offered"]
+    v = Game(free_ball_on_miss="ball_on").shot(["red1"], "cue")  # the red was hit: no free ball
+    assert v["foul"]["code"] == "cue_potted" and not v["free_ball_offered"]
 
 
 def test_art_41_15_hitting_two_balls_at_once_except_reds():
@@ -355,7 +357,7 @@ def test_art_15_a_free_ball_and_a_red_together_score_one_each():
 def test_art_15_33_2_a_free_ball_potted_with_the_ball_on_scores_only_the_ball_on():
     lay = colours_from("yellow", cue=(W / 2 + 300.0, 600.0))
     g = Game(lay)
-    v = g.shot("brown", cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
+    v = g.shot(None, cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))  # a miss: Art. 26.3
     assert v["foul"]["penalty"] == 4 and v["free_ball_offered"]
     v = g.shot(["blue", "yellow"], ["blue", "yellow"], free_ball="blue", cue_to=(700.0, 1000.0))
     assert v["foul"] is None and v["points"]["B"] == 2  # the yellow's value only
@@ -364,14 +366,14 @@ def test_art_15_33_2_a_free_ball_potted_with_the_ball_on_scores_only_the_ball_on
 
 def test_art_33_2_a_free_ball_alone_scores_the_ball_on_and_the_ball_on_stays_on():
     g = Game(colours_from("yellow", cue=(W / 2 + 300.0, 600.0)))
-    g.shot("brown", cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
+    g.shot(None, cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
     v = g.shot("pink", "pink", free_ball="pink", cue_to=(700.0, 1000.0))
     assert v["points"]["B"] == 2 and v["respot"][0]["ball"] == "pink" and v["ball_on"] == "yellow"
 
 
 def test_art_41_15_with_a_free_ball_the_free_ball_must_be_hit_first():
     g = Game(colours_from("yellow", cue=(W / 2 + 300.0, 600.0)))
-    g.shot("brown", cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
+    g.shot(None, cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
     v = g.shot("yellow", "yellow", free_ball="pink", cue_to=(700.0, 1000.0))
     assert v["foul"]["code"] == "wrong_first_contact"
 
@@ -799,7 +801,7 @@ def test_art_8_a_free_ball_adds_up_to_8_points_to_what_is_on_the_table():
     v = g.shot("green", cue_to=CUE_BEHIND_BLUE)
     assert v["table"]["remaining"] == 35 and v["table"]["remaining_with_free_ball"] == 43
     g = Game(colours_from("yellow", cue=(W / 2 + 300.0, 600.0)))
-    v = g.shot("brown", cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
+    v = g.shot(None, cue_to=(SPOT["yellow"][0], SPOT["yellow"][1] - 300.0))
     assert v["table"]["remaining_with_free_ball"] == 27 + 2
 
 
