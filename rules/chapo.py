@@ -24,6 +24,8 @@ What it rules
   (the shooter's ball potted without touching another), 3 points (a ball off the table), pins knocked by anything
   but a ball (``pin_down`` with ``by: other``) their value, all five of them down before a ball is touched: *Chapó*
   to the opponent. One foul per shot, the heaviest; the shooter scores nothing and the penalty goes to the opponent.
+- Art. 17: a shot whose ``notes`` include ``third_party`` or ``cue_broke`` is not the player's fault: balls and
+  pins back, no foul, the same player plays again.
 - Layout (Art. 4-6): the verdict's ``pins`` gives where each pin is to stand before the next shot, and ``respot``
   where the Mingo (and any ball put back) goes: a knocked pin back on its spot, a lateral whose spot a ball occupies
   on the opposite auxiliary spot, the King on a free auxiliary spot, never four pins in line (the Mingo goes back to
@@ -70,7 +72,9 @@ ART16 = "chapo Art. 16"
 FOUL_ORDER = ("chapo_to_opponent", "off_table", "pins_by_other", "billa_no_contact", "wrong_ball", "touched",
               "balls_moving", "pins_not_planted", "outside_cabana", "inside_cabana", "centre_line", "push",
               "no_ball_touched")
-REPLACE_ALL = {"wrong_ball", "touched"}  # Art. 16: the referee puts the three balls back where they were
+REPLACE_ALL = {"wrong_ball", "touched"}
+# Art. 17: shot notes saying a foul is not the player's (a third person, a cue that broke): the shot is replayed.
+NOT_IMPUTABLE = frozenset({"third_party", "cue_broke"})  # Art. 16: the referee puts the three balls back where they were
 
 
 @dataclass(frozen=True)
@@ -437,15 +441,14 @@ class ChapoReferee:
         # --- Art. 13.4: the hanging ball dropped while it was played at: the shot is replayed ----------------------
         if (f.hanging and f.first is None and forced is None and all(x.code == "no_ball_touched" for x in fouls)
                 and self._aimed_at_hanging(shot, ball, f.hanging)):
-            respot = tuple(Respot(b, shot.start[b]) for b in shot.start if shot.end.get(b) != shot.start[b])
             announce.append(f"{', '.join(f.hanging)} dropped from the lip as it was played at: replay "
                             f"(chapo Art. 13.4)")
-            extra = self._extra(s, start_layout, [], [], [], s, None)
-            extra.update({"replay": True, "potted": [], "mingo": _mingo_field(t, shot.start.get("mingo"))})
-            verdict = Verdict(shot=index, shooter=shooter, points={"A": 0, "B": 0}, foul=None, turn="keeps",
-                              score=s.scores(), respot=respot, announce=tuple(announce), game_over=False,
-                              reason="replay", extra=extra)
-            return verdict, replace(s, shots=s.shots + 1, bih_origin=None)
+            return self._replay(s, shot, index, start_layout, announce, "replay")
+        not_imputable = NOT_IMPUTABLE & set(shot.notes)
+        if not_imputable and forced is None:
+            announce.append(f"{', '.join(sorted(not_imputable))}: not the player's fault, balls back, replay "
+                            f"(chapo Art. 17)")
+            return self._replay(s, shot, index, start_layout, announce, "not_imputable")
         if f.hanging:
             announce.append(f"{', '.join(f.hanging)} dropped from the lip while the other ball was played: put "
                             f"back, not counted (chapo Art. 13.3)")
@@ -589,6 +592,17 @@ class ChapoReferee:
                           score=s.scores(), respot=respot,
                           announce=tuple(announce), game_over=s.game_over, reason=reason, extra=extra)
         return verdict, s
+
+    def _replay(self, s: ChapoState, shot: Shot, index: int, layout, announce: list[str], reason: str
+                ) -> tuple[Verdict, ChapoState]:
+        """The shot does not count: balls and pins back where they were, the same player plays again."""
+        respot = tuple(Respot(b, p) for b, p in shot.start.items() if shot.end.get(b) != p)
+        extra = self._extra(s, layout, [], [], [], s, None)
+        extra.update({"replay": True, "potted": [], "mingo": _mingo_field(self.table, shot.start.get("mingo"))})
+        verdict = Verdict(shot=index, shooter=s.turn, points={"A": 0, "B": 0}, foul=None, turn="keeps",
+                          score=s.scores(), respot=respot, announce=tuple(announce), game_over=False,
+                          reason=reason, extra=extra)
+        return verdict, replace(s, shots=s.shots + 1, bih_origin=None)
 
     def _place(self, standing, to_set, positions):
         return place_pins(self.table, standing, to_set, positions.values(), self.lateral_aux, self.king_aux)

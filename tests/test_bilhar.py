@@ -422,6 +422,7 @@ def test_time_up_on_an_open_table_is_a_tie():
 # --- controls, options, purity, override --------------------------------------------------------------------------
 
 def test_controls_the_state_does_not_allow_are_log_errors_naming_the_record():
+    """bilhar Art. 2: side A (drawn by lot) breaks; first_player can only confirm it."""
     g = Game()
     with pytest.raises(LogError, match="ctl"):
         g.control(control="ball_in_hand", at=[100, 100])
@@ -539,6 +540,7 @@ def test_cli_referees_a_bilhar_log(tmp_path):
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
+    """bilhar Art. 1, 3: there is no ball 8; a log naming it is refused in one line, exit 2."""
     path = tmp_path / "bad.jsonl"
     path.write_text('{"cue_ball": "cue", "t_start": 0, "t_end": 1, "start": {"8": [1, 1]}, '
                     '"events": [], "end": {}}\n', encoding="utf-8")

@@ -541,6 +541,18 @@ def test_art_16_touching_the_own_ball_in_hand_is_no_foul_touching_another_ball_i
     assert v.foul.code == "touched" and v.points == {"A": 1, "B": 0}
 
 
+def test_art_17_a_foul_not_imputable_to_the_player_is_replayed_without_penalty():
+    g = Game()
+    g.open_game()
+    start = dict(g.pos)
+    d = g.shot(hits=("2",), off=("mingo",), pins=("king",), moves={"2": (700.0, 700.0)})
+    d["notes"] = ["third_party"]
+    v = g.feed(d)
+    assert v.foul is None and v.points == {"A": 0, "B": 0} and v.turn == "keeps" and v.reason == "not_imputable"
+    assert {r.ball: r.at for r in v.respot} == {"2": start["2"], "mingo": start["mingo"]}  # 1 did not move
+    assert v.extra["pins"]["king"]["spot"] == "king" and g.shooter == "A"
+
+
 # --- Art. 4-6 through the referee: the layout for the next shot ------------------------------------------------------
 
 def test_art_5a_a_ball_left_on_a_lateral_spot_the_pin_goes_to_the_opposite_auxiliary_spot():
