@@ -19,8 +19,8 @@ What it rules
 - The end (Art. 11-13): a group all off the table wins for its owner; at the time limit (default 20 minutes, on the
   shots' clock, zero at the first shot's start: a shot under way at the limit is played out and time is called at
   its end; a shot that starts after the limit finds time called before it, and is not counted if that decided the
-  game; or by a ``time_up`` control) the side with fewer balls left wins; on a tie play goes on and the first shot that leaves the sides
-  with different counts ends the game (sudden death).
+  game; or by a ``time_up`` control) the side with fewer balls left wins; on a tie play goes on and the first
+  shot that leaves the sides with different counts ends the game (sudden death).
 
 Score (DESIGN.md section 7): a side's score is the number of its group's balls off the table (potted by anyone, or
 removed as a penalty in its favour); a shot's ``points`` are the change of the score.

@@ -41,8 +41,8 @@ Options and the gaps they settle (see docs/rules-notes-bilhar-chapo.md)
   ``king_aux`` (``auto`` | ``top`` | ``bottom`` | ``left`` | ``right``: the spot the player names for the King,
   Art. 5c), ``chapo_before_ball`` (``other`` | ``any``, default ``other``: the five pins down before a ball is
   touched give *Chapó* to the opponent when at least one fell by cue or hand, or when no ball is touched at all;
-  ``any`` also when the shooter's ball knocked them all and then touched a ball), ``off_table_per_ball`` (false: 3 points once however many balls leave the table),
-  ``extension`` (true: Art. 19's two extra games on a tie).
+  ``any`` also when the shooter's ball knocked them all and then touched a ball), ``off_table_per_ball`` (false:
+  3 points once however many balls leave the table), ``extension`` (true: Art. 19's two extra games on a tie).
 """
 
 from __future__ import annotations
@@ -72,9 +72,9 @@ ART16 = "chapo Art. 16"
 FOUL_ORDER = ("chapo_to_opponent", "off_table", "pins_by_other", "billa_no_contact", "wrong_ball", "touched",
               "balls_moving", "pins_not_planted", "outside_cabana", "inside_cabana", "centre_line", "push",
               "no_ball_touched")
-REPLACE_ALL = {"wrong_ball", "touched"}
+REPLACE_ALL = {"wrong_ball", "touched"}  # Art. 16: the referee puts the three balls back where they were
 # Art. 17: shot notes saying a foul is not the player's (a third person, a cue that broke): the shot is replayed.
-NOT_IMPUTABLE = frozenset({"third_party", "cue_broke"})  # Art. 16: the referee puts the three balls back where they were
+NOT_IMPUTABLE = frozenset({"third_party", "cue_broke"})
 
 
 @dataclass(frozen=True)
