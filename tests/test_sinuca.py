@@ -139,7 +139,13 @@ def test_art_41_1_potting_the_cue_ball_after_a_red_is_4_and_the_cue_ball_in_hand
 def test_art_40_the_highest_ball_involved_is_the_first_contact():
     lay = one_red()
     v = Game(lay).shot("black", "cue")
-    assert v["foul"]["penalty"] == 7 and v["foul"]["code"] in ("wrong_first_contact", "cue_potted")
+    assert v["foul"]["penalty"] == 7 and v["foul"]["code"] == "wrong_first_contact"
+    assert {f["code"]: f["penalty"] for f in v["fouls"]} == {"wrong_first_contact": 7, "cue_potted": 7}
+    # A fair first contact on the red: the in-off is 4 ...
+    assert Game(lay).shot("red1", "cue")["foul"]["penalty"] == 4
+    # ... unless a later contact makes another foul of a higher value (the black potted as well).
+    v = Game(lay).shot("red1", ["black", "cue"])
+    assert v["foul"]["penalty"] == 7 and v["foul"]["code"] == "pot_wrong_kind"
 
 
 def test_art_36_a_the_value_of_the_ball_on():
@@ -262,8 +268,8 @@ def test_art_20_strict_option_every_colour_after_a_red_is_called():
     g = Game(nominate="strict")
     g.shot("red1", "red1", cue_to=OPEN_CUE)
     v = g.shot("blue", "blue", cue_to=OPEN_CUE)
-    assert v["foul"]["code"] == "wrong_first_contact" or v["foul"]["code"] == "not_nominated"
-    assert v["foul"]["penalty"] == 7
+    assert v["foul"]["code"] == "not_nominated" and v["foul"]["penalty"] == 7
+    assert v["foul"]["article"] == "sinuca Art. 42.3" and v["points"] == {"A": 0, "B": 7}
     g = Game(nominate="strict")
     g.shot("red1", "red1", cue_to=OPEN_CUE)
     g.control("nominate", ball="blue")  # the control sets the next shot's nomination
