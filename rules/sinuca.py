@@ -34,12 +34,15 @@ Options (``--option KEY=VALUE``), each a reading of the text with its default:
   of the lot (Art. 19): the frame's ``breaker`` or the ``other`` side.
 - ``strike_other_ball=max``: the cue striking a ball other than the cue ball is "jogar com bola errada" (Art. 42.2,
   7 points); ``variable`` reads it as touching a ball (Art. 41.5, the variable penalty).
+- ``confirm_below=0.8``: a shot seen with a lower ``confidence`` marks the verdict ``confirm: true``.
 - ``d_check=true``: the cue ball in hand must be played from the D or its line (Art. 17.3, 41.9), within the chalk
   half-width plus the position's uncertainty. At a frame's break-off it is checked only when the start holds the
   whole rack of reds (a log that opens in the middle of a frame is taken as it is).
 
 Other readings, fixed:
 
+- A ball on resting against the cue ball at the start (within ``TOUCHING_MM``) counts as hit when the cue ball
+  plays away from it (Art. 23.2.a); the push into it (Art. 23.2.b, 41.4) is left to the referee (``override``).
 - The balls in play are those of the shot's ``start`` (what the camera sees), plus any ball its events name; a start
   that lists no object ball means the balls left by the previous shot and its re-spots.
 - A strike on a ball other than ``cue`` is playing with the wrong ball (Art. 42.2, 7 points). A first contact with a
@@ -93,7 +96,7 @@ from .tables import Point, TableSpec, preset
 from .verdict import Foul, Respot, Verdict, other_side
 
 OPTIONS = ("reds", "frames", "nominate", "respot_spots", "free_ball_on_miss", "compulsory_foul", "stalemate_mm",
-           "respot_black", "respot_black_first", "strike_other_ball", "d_check", "stalemate_breaker")
+           "respot_black", "respot_black_first", "strike_other_ball", "d_check", "stalemate_breaker", "confirm_below")
 REDS_ALLOWED = (3, 6, 10, 15)
 COLOURS = SNOOKER_COLOURS  # yellow .. black, in value order
 VALUES = SNOOKER_VALUES
@@ -241,6 +244,7 @@ class SinucaReferee:
         self.strike_other = option_value(options, "strike_other_ball", "max", str, ("max", "variable"))
         self.d_check = option_value(options, "d_check", True, bool)
         self.stalemate_breaker = option_value(options, "stalemate_breaker", "same", str, ("same", "alternate"))
+        self.confirm_below = option_value(options, "confirm_below", 0.8, float)
         self.radius = self.table.ball_radius
         self._knuckles = knuckles(self.table)
 
@@ -419,6 +423,10 @@ class SinucaReferee:
             t0 = cue_contacts[0].t
             first_group = {e.other("cue") for e in cue_contacts if e.t - t0 <= SIMULTANEOUS_S}  # type: ignore
         touched_by_cue = {e.other("cue") for e in cue_contacts}
+        # Art. 23.2.a: a ball on resting against the cue ball counts as already hit when the cue ball plays away.
+        cue_at = shot.start.get("cue")
+        resting = set() if cue_at is None else {
+            b for b, p in shot.start.items() if b != "cue" and math.dist(p, cue_at) <= 2 * self.radius + TOUCHING_MM}
         potted = tuple(dict.fromkeys(e.ball for e in events if e.type is EventType.POCKET))
         off = tuple(dict.fromkeys(e.ball for e in events if e.type is EventType.OFF_TABLE and e.ball not in potted))
         obj_potted = [b for b in potted if b != "cue"]
@@ -485,6 +493,9 @@ class SinucaReferee:
             margin = self.table.chalk_half_width + shot.sigma("cue")
             if not in_d(self.table, cue_start, margin):
                 add("outside_d", "41.9", VAR)
+        if not first_group and resting & allowed_first and (kind != ANY_COLOUR or aimed):
+            first_group = set(resting & allowed_first)
+            first_value = max(value(b) for b in first_group)
         # Art. 41.14, 41.15: the first contact.
         if not first_group:
             add("miss", "41.14", VAR)
@@ -542,9 +553,9 @@ class SinucaReferee:
         else:
             aim_set = {on} | ({fb} if fb else set())
         if self.miss_rule == "nothing":
-            missed_aim = not cue_contacts
+            missed_aim = not cue_contacts and not (resting & aim_set)
         else:
-            missed_aim = not (touched_by_cue & aim_set)
+            missed_aim = not ((touched_by_cue | resting) & aim_set)
 
         # Points of a fair shot (Art. 14, 15, 33).
         points = _pair()
@@ -735,6 +746,8 @@ class SinucaReferee:
             "stalemate": stalemate if not game_over else 0,
             "match_over": new.match_over,
         })
+        if shot.confidence < self.confirm_below:
+            extra["confirm"] = True  # a partly seen shot: the referee is asked to confirm the verdict
         if game_over:
             extra["winner"] = new.frame_winner
             extra["play_on_allowed"] = new.resume is not None

@@ -900,3 +900,21 @@ def test_the_full_size_table_preset_uses_its_own_spots_and_pockets():
     v = g.shot("black", "black", nominated="black", cue_to=(500.0, 1500.0))
     assert v["respot"][0]["at"] == [round(big.spots["black"][0], 1), round(big.spots["black"][1], 1)]
     assert big.spots["black"] != T.spots["black"]
+
+
+def test_art_23_2_a_a_ball_on_touching_the_cue_ball_counts_as_hit_when_playing_away():
+    lay = one_red(cue=(500.0, 1500.0 - 2 * R - 0.2), red=(500.0, 1500.0))
+    v = Game(lay).shot(None, cue_to=(500.0, 900.0))
+    assert v["foul"] is None and v["turn"] == "passes"
+    lay = one_red(cue=(500.0, 1500.0 - 2 * R - 20.0), red=(500.0, 1500.0))  # not touching: a miss
+    assert Game(lay).shot(None, cue_to=(500.0, 900.0))["foul"]["code"] == "miss"
+    lay = {**one_red(cue=(SPOT["brown"][0], SPOT["brown"][1] - 2 * R - 0.2)), "red1": (300.0, 1800.0)}
+    v = Game(lay).shot(None, cue_to=(500.0, 900.0))  # touching the brown, not a ball on
+    assert v["foul"]["code"] == "miss"
+
+
+def test_a_shot_seen_with_low_confidence_asks_for_confirmation():
+    g = Game()
+    v = g.play(replace(g.make("red1", "red1", cue_to=OPEN_CUE), confidence=0.5))
+    assert v["confirm"] is True and v["points"]["A"] == 1
+    assert "confirm" not in Game().shot("red1", "red1", cue_to=OPEN_CUE)
