@@ -101,11 +101,12 @@ REDS_ALLOWED = (3, 6, 10, 15)
 COLOURS = SNOOKER_COLOURS  # yellow .. black, in value order
 VALUES = SNOOKER_VALUES
 VAR, MAX = "variable", "maximum"
-SIMULTANEOUS_S = 1e-3  # two contacts of the cue ball this close in time are one simultaneous contact (Art. 41.15)
-# Art. 44.2: with the 5, 6 or 7 on, the frame ends when the difference is greater than these.
+# Two contacts of the cue ball this close in time are one simultaneous contact (sinuca Art. 41.15).
+SIMULTANEOUS_S = 1e-3
+# sinuca Art. 44.2: with the 5, 6 or 7 on, the frame ends when the difference is greater than these.
 THRESHOLDS = {"blue": 25, "pink": 20, "black": 7}
 RED = "red"
-TOUCHING_MM = 1.0  # a gap this small between the cue ball and another is a touching ball (Art. 23), announced
+TOUCHING_MM = 1.0  # a gap this small between the cue ball and another is a touching ball (sinuca Art. 23), announced
 ANY_COLOUR = "colour"
 
 
@@ -136,22 +137,22 @@ class SinucaState:
     frames: Mapping[str, int] = field(default_factory=_pair)  # frames won
     balls: Mapping[str, Point] = field(default_factory=dict)  # object balls on the table, last known positions
     cue: Point | None = None  # None: the cue ball is in hand (break-off, after it was potted or left the table)
-    break_off: bool = True  # the next shot opens the frame (Art. 17)
-    colour_next: bool = False  # a red (or a free ball as a red) was just potted: any colour is on (Art. 12.1)
-    free_ball_offered: bool = False  # Art. 26, 32
+    break_off: bool = True  # the next shot opens the frame (sinuca Art. 17)
+    colour_next: bool = False  # a red (or a free ball as a red) was just potted: any colour is on (sinuca Art. 12.1)
+    free_ball_offered: bool = False  # sinuca Art. 26, 32
     pending_free_ball: str | None = None  # from a free_ball control
     pending_nominated: str | None = None  # from a nominate control
-    pass_back_to: str | None = None  # the offender a pass_back would hand the turn to (Art. 31.4)
-    snooker: str | None = None  # the snooker the side to play is in (Art. 9), for Art. 42.4
+    pass_back_to: str | None = None  # the offender a pass_back would hand the turn to (sinuca Art. 31.4)
+    snooker: str | None = None  # the snooker the side to play is in (sinuca Art. 9), for sinuca Art. 42.4
     frame_over: bool = False
     frame_winner: str | None = None  # "A", "B", "draw"
     end_reason: str | None = None
-    resume: "SinucaState | None" = None  # the frame going on, if a play_on control follows (Art. 45.b)
+    resume: "SinucaState | None" = None  # the frame going on, if a play_on control follows (sinuca Art. 45.b)
     playing_on: bool = False
-    respotted_black: bool = False  # the *partida complementar* (Art. 47)
-    first_player_open: bool = False  # a first_player control may name who plays the re-spotted black (Art. 19)
+    respotted_black: bool = False  # the *partida complementar* (sinuca Art. 47)
+    first_player_open: bool = False  # a first_player control may name who plays the re-spotted black (sinuca Art. 19)
     next_breaker: str | None = None  # a first_player control between frames
-    stalemate: int = 0  # consecutive shots that left the situation unchanged (Art. 48)
+    stalemate: int = 0  # consecutive shots that left the situation unchanged (sinuca Art. 48)
     run: int = 0  # the current break of the side to play
     high_break: Mapping[str, int] = field(default_factory=_pair)
     fouls: Mapping[str, int] = field(default_factory=_pair)  # fouls committed, whole match
@@ -164,7 +165,7 @@ class SinucaState:
 class FoulCall:
     code: str
     article: str
-    kind: str  # VAR (Art. 36) or MAX (Art. 37)
+    kind: str  # VAR (sinuca Art. 36) or MAX (sinuca Art. 37)
     penalty: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,8 +184,8 @@ class Context:
     positions: Mapping[str, Point]  # the object balls in play at the start
     potted: tuple[str, ...]
     off: tuple[str, ...]
-    missed_aim: bool  # Art. 26.3
-    unchanged: bool  # Art. 48
+    missed_aim: bool  # sinuca Art. 26.3
+    unchanged: bool  # sinuca Art. 48
     cue_start: Point | None
 
 
@@ -423,7 +424,7 @@ class SinucaReferee:
             t0 = cue_contacts[0].t
             first_group = {e.other("cue") for e in cue_contacts if e.t - t0 <= SIMULTANEOUS_S}  # type: ignore
         touched_by_cue = {e.other("cue") for e in cue_contacts}
-        # Art. 23.2.a: a ball on resting against the cue ball counts as already hit when the cue ball plays away.
+        # sinuca Art. 23.2.a: a ball on resting against the cue ball counts as already hit when the cue ball plays away.
         cue_at = shot.start.get("cue")
         resting = set() if cue_at is None else {
             b for b, p in shot.start.items() if b != "cue" and math.dist(p, cue_at) <= 2 * self.radius + TOUCHING_MM}
@@ -453,7 +454,7 @@ class SinucaReferee:
             if b is None or b == "cue":
                 return 0
             if b == fb:
-                return on_value_free  # Art. 4: the free ball has the ball on's value
+                return on_value_free  # sinuca Art. 4: the free ball has the ball on's value
             return 1 if is_red(b) else VALUES[b]
 
         if kind == RED:
@@ -470,7 +471,7 @@ class SinucaReferee:
         def add(code: str, article: str, kind_: str, involved: int = 0) -> None:
             calls.append((code, art(article), kind_, involved))
 
-        # Art. 42.2: the cue struck a ball other than the cue ball.
+        # sinuca Art. 42.2: the cue struck a ball other than the cue ball.
         strikes = [e for e in events if e.type is EventType.STRIKE]
         wrong = [e.ball for e in strikes if e.ball != "cue"]
         if wrong:
@@ -486,7 +487,7 @@ class SinucaReferee:
             if e.type is EventType.TOUCHED:
                 add("touched", "41.5", VAR, value(e.ball))
         cue_start = shot.start.get("cue")
-        # Art. 17.3, 41.9: in hand the cue ball is played from the D. At a frame's break-off the check needs the
+        # sinuca Art. 17.3, 41.9: in hand the cue ball is played from the D. At a frame's break-off the check needs the
         # start to hold the whole rack: a log that opens on a position in the middle of a frame is taken as it is.
         in_hand = state.cue is None and (not state.break_off or len(reds) >= self.reds)
         if self.d_check and in_hand and cue_start is not None:
@@ -496,7 +497,7 @@ class SinucaReferee:
         if not first_group and resting & allowed_first and (kind != ANY_COLOUR or aimed):
             first_group = set(resting & allowed_first)
             first_value = max(value(b) for b in first_group)
-        # Art. 41.14, 41.15: the first contact.
+        # sinuca Art. 41.14, 41.15: the first contact.
         if not first_group:
             add("miss", "41.14", VAR)
         elif kind == ANY_COLOUR and aimed is None:
@@ -526,7 +527,7 @@ class SinucaReferee:
                     add("pot_wrong_kind", "41.13", VAR, value(b))
                 else:
                     add("pot_not_on", "41.12", VAR, value(b))
-        # Art. 42.1: a nominated ball out of the sequence.
+        # sinuca Art. 42.1: a nominated ball out of the sequence.
         if nominated is not None:
             out_of_sequence = (
                 (kind == RED and not is_red(nominated))
@@ -535,12 +536,12 @@ class SinucaReferee:
             )
             if out_of_sequence:
                 add("out_of_sequence", "42.1", MAX, value(nominated))
-        # Art. 20, 41.17, 42.3: a colour after a red, neither nominated nor evident.
+        # sinuca Art. 20, 41.17, 42.3: a colour after a red, neither nominated nor evident.
         before_nomination = kind == ANY_COLOUR and aimed is None and not any(c[0] == "out_of_sequence"
                                                                                 for c in calls)
         if before_nomination:
             add("not_nominated", "41.17", VAR)
-        # Art. 42.4: the compulsory foul after a confirmed total snooker.
+        # sinuca Art. 42.4: the compulsory foul after a confirmed total snooker.
         if calls and self.compulsory != "off" and state.snooker == TOTAL and not state.free_ball_offered:
             if self.compulsory == "any" or any(c[0] in ("miss", "wrong_first_contact", "simultaneous")
                                               for c in calls):
@@ -557,7 +558,7 @@ class SinucaReferee:
         else:
             missed_aim = not ((touched_by_cue | resting) & aim_set)
 
-        # Points of a fair shot (Art. 14, 15, 33).
+        # Points of a fair shot (sinuca Art. 14, 15, 33).
         points = _pair()
         scored = 0
         if not calls:
@@ -567,7 +568,7 @@ class SinucaReferee:
                 scored = VALUES[aimed] if aimed in obj_potted else 0  # type: ignore[index]
             else:
                 scored = on_value if (on in obj_potted or (fb is not None and fb in obj_potted)) else 0
-            # Art. 9.3, 34, 41.16: the free ball may not be the first obstacle of a snooker left to the opponent.
+            # sinuca Art. 9.3, 34, 41.16: the free ball may not be the first obstacle of a snooker left to the opponent.
             if fb is not None and scored == 0 and "cue" in shot.end:
                 if self._free_ball_snookers(shot, positions, potted, off, fb):
                     add("free_ball_snooker", "41.16", VAR, on_value)
@@ -577,8 +578,8 @@ class SinucaReferee:
         if calls:
             def penalty(c: tuple[str, str, str, int]) -> int:
                 if c[2] == MAX or before_nomination:
-                    return 7  # Art. 37; Art. 42.3: a foul before the colour is nominated or evident
-                return max(4, on_value, first_value, c[3])  # Art. 36, 40
+                    return 7  # sinuca Art. 37; sinuca Art. 42.3: a foul before the colour is nominated or evident
+                return max(4, on_value, first_value, c[3])  # sinuca Art. 36, 40
             fouls = tuple(FoulCall(c[0], c[1], c[2], penalty(c)) for c in calls)
             # The reported foul: the highest penalty, a maximum-penalty article first, then the first detected.
             main = sorted(enumerate(fouls), key=lambda x: (-x[1].penalty, x[1].kind != MAX, x[0]))[0][1]
@@ -603,7 +604,7 @@ class SinucaReferee:
                             off: tuple[str, ...], fb: str) -> bool:
         after = {b: shot.end.get(b, p) for b, p in positions.items() if b not in potted and b not in off}
         if fb not in after or set(after) <= {"pink", "black"}:
-            return False  # Art. 9.3, 34: except with only the 6 and the 7 left
+            return False  # sinuca Art. 9.3, 34: except with only the 6 and the 7 left
         kind, on = self._ball_on(SinucaState(), after)
         call = self._snooker(shot.end["cue"], after, kind, on)
         return call.snookered and fb in call.first_obstacles
@@ -618,7 +619,7 @@ class SinucaReferee:
             targets = {on: balls[on]} if on in balls else {}
 
         def obstacles(name: str) -> tuple[Obstacle, ...]:
-            # Art. 10: a red ball on is never an obstacle; the cushions are not, their knuckles are.
+            # sinuca Art. 10: a red ball on is never an obstacle; the cushions are not, their knuckles are.
             others = {b: p for b, p in balls.items() if b != name and not (kind == RED and is_red(b))}
             return ball_obstacles(others, self.radius) + self._knuckles
 
@@ -643,8 +644,8 @@ class SinucaReferee:
         gone = set(ctx.potted) | set(ctx.off)
         balls = {b: shot.end.get(b, p) for b, p in ctx.positions.items() if b not in gone}
         cue: Point | None = None if "cue" in gone else (shot.end.get("cue") or ctx.cue_start or state.cue)
-        # Re-spots (Art. 13, 16, 27-30): every colour potted or off the table returns, except the colour on of the
-        # sequence potted fairly (Art. 13.2); reds never return (Art. 16); the higher value first (Art. 30).
+        # Re-spots (sinuca Art. 13, 16, 27-30): every colour potted or off the table returns, except the colour on
+        # of the sequence potted fairly (Art. 13.2); reds never return (Art. 16); the higher value first (Art. 30).
         back = [c for c in COLOURS if c in gone]
         if foul is None and ctx.kind == "sequence" and ctx.on in ctx.potted:
             back.remove(ctx.on)  # type: ignore[arg-type]
@@ -669,7 +670,7 @@ class SinucaReferee:
             announce.append(f"foul {foul.penalty}")
             new = replace(new, pass_back_to=shooter)
 
-        # Stalemate (Art. 48).
+        # Stalemate (sinuca Art. 48).
         unchanged = ctx.unchanged and not any(outcome.points.values())
         stalemate = state.stalemate + 1 if unchanged else 0
         new = replace(new, stalemate=stalemate)
@@ -711,7 +712,7 @@ class SinucaReferee:
         else:
             reason_out = outcome.reason
             if stalemate == 2:
-                announce.append("stalemate warning (impasse)")  # Art. 48.1, 48.2
+                announce.append("stalemate warning (impasse)")  # sinuca Art. 48.1, 48.2
 
         # What the next player faces.
         next_kind, next_on = self._ball_on(new, new.balls)
@@ -722,12 +723,12 @@ class SinucaReferee:
         offered = bool(foul) and not new.frame_over and (snooker is not None or ctx.missed_aim)
         new = replace(new, snooker=snooker, free_ball_offered=offered)
         if offered:
-            announce.append("free ball")  # Art. 26.1, 32.1
+            announce.append("free ball")  # sinuca Art. 26.1, 32.1
         if new.frame_over:
             ball_on = None
         else:
             ball_on = next_on if next_kind == "sequence" else next_kind
-        # Art. 23-25: the balls the cue ball rests against (the referee tells the players).
+        # sinuca Art. 23-25: the balls the cue ball rests against (the referee tells the players).
         touching = [] if new.cue is None else sorted(
             b for b, p in new.balls.items() if math.dist(p, new.cue) <= 2 * self.radius + TOUCHING_MM)
         extra.update({
@@ -764,7 +765,7 @@ class SinucaReferee:
         if state.respotted_black:
             remaining = 7
         elif next_kind == ANY_COLOUR:
-            remaining = 7 + 8 * reds + 27  # Art. 7.2: a colour, then 8 a red, then 27
+            remaining = 7 + 8 * reds + 27  # sinuca Art. 7.2: a colour, then 8 a red, then 27
         elif reds:
             remaining = 8 * reds + 27
         else:
@@ -777,7 +778,7 @@ class SinucaReferee:
         required = 0 if lead <= remaining else math.ceil((lead - remaining) / per)
         info = {"remaining": remaining, "lead": lead, "leader": leader, "snookers_required": required, "reds": reds}
         if state.free_ball_offered:
-            # Art. 8: a free ball adds up to 8 points (with a red on: the free ball as a red, then a colour).
+            # sinuca Art. 8: a free ball adds up to 8 points (with a red on: the free ball as a red, then a colour).
             info["remaining_with_free_ball"] = remaining + (8 if reds else lowest)
         return info
 
@@ -793,32 +794,32 @@ class SinucaReferee:
         black_down = foul is None and "black" in ctx.potted
         if before.respotted_black:
             if foul:
-                return opponent, "foul_on_respotted_black"  # Art. 46.2 with the difference nil
+                return opponent, "foul_on_respotted_black"  # sinuca Art. 46.2 with the difference nil
             if black_down:
                 return shooter, "black"
             return None
         if last_black:
             if foul:
                 if abs(d_before) < 7:
-                    return opponent, "foul_on_black"  # Art. 46.2
+                    return opponent, "foul_on_black"  # sinuca Art. 46.2
                 if lead == 0:
-                    return "tie", "tie"  # Art. 46.1, 47
+                    return "tie", "tie"  # sinuca Art. 46.1, 47
                 if lead > 7:
-                    return leader, "difference"  # Art. 44.2.c
+                    return leader, "difference"  # sinuca Art. 44.2.c
                 return None
             if black_down:
                 if leader is None:
-                    return "tie", "tie"  # Art. 47
-                return leader, "black"  # Art. 44.1
+                    return "tie", "tie"  # sinuca Art. 47
+                return leader, "black"  # sinuca Art. 44.1
         kind, on = self._ball_on(new, new.balls)
         threshold = THRESHOLDS.get(on) if kind == "sequence" and on else None
         if threshold is not None and lead > threshold:
             if not keeps:
-                return leader, "difference"  # Art. 44.2, 45
+                return leader, "difference"  # sinuca Art. 44.2, 45
             if shooter == leader:
-                return None if before.playing_on else ("pending", "difference")  # Art. 45.a, 45.b
+                return None if before.playing_on else ("pending", "difference")  # sinuca Art. 45.a, 45.b
             if ctx.kind == "sequence" and ctx.on == "pink" and "pink" in ctx.potted:
-                return leader, "difference"  # Art. 44.1: the pink potted with more than 7 between them
+                return leader, "difference"  # sinuca Art. 44.1: the pink potted with more than 7 between them
         return None
 
     # --- frames -------------------------------------------------------------------------------------------------
@@ -827,8 +828,8 @@ class SinucaReferee:
         if state.next_breaker is not None:
             return state.next_breaker
         if state.end_reason == "stalemate" and self.stalemate_breaker == "same":
-            return state.breaker  # Art. 48.3: the annulled frame is played again
-        return other_side(state.breaker)  # Art. 18: the break alternates
+            return state.breaker  # sinuca Art. 48.3: the annulled frame is played again
+        return other_side(state.breaker)  # sinuca Art. 18: the break alternates
 
     def _new_frame(self, state: SinucaState) -> SinucaState:
         breaker = self._next_breaker(state)

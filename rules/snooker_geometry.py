@@ -39,7 +39,7 @@ class SnookerCall:
     """How a ball on can be reached: ``none`` (both edges clear), ``partial`` (some point), ``total`` (no point)."""
 
     kind: str
-    first_obstacles: frozenset[str] = frozenset()  # the nearest obstacle of each blocked direction (Art. 9.4)
+    first_obstacles: frozenset[str] = frozenset()  # the nearest obstacle of each blocked direction (sinuca Art. 9.4)
 
     @property
     def snookered(self) -> bool:
@@ -96,7 +96,7 @@ def reach_target(cue: Point, target: Point, obstacles: Sequence[Obstacle], radiu
     d = math.hypot(dx, dy)
     two_r = 2 * radius
     if d <= two_r + EPS:
-        return SnookerCall(NONE)  # touching the cue ball (a *bola colada*, Art. 23): not a snooker
+        return SnookerCall(NONE)  # touching the cue ball (a *bola colada*, sinuca Art. 23): not a snooker
     phi = math.atan2(dy, dx)
     alpha = math.asin(two_r / d)
     edge_travel = math.sqrt(d * d - two_r * two_r)
