@@ -34,6 +34,12 @@ Options (``--option KEY=VALUE``), each a reading of the text with its default:
   of the lot (Art. 19): the frame's ``breaker`` or the ``other`` side.
 - ``strike_other_ball=max``: the cue striking a ball other than the cue ball is "jogar com bola errada" (Art. 42.2,
   7 points); ``variable`` reads it as touching a ball (Art. 41.5, the variable penalty).
+- ``simultaneous_ms=1``: two contacts of the cue ball this close in time hit two balls at once (Art. 41.15).
+- ``touching_mm=1``: a gap up to this between the cue ball and another ball is a touching ball (Art. 23-25): named
+  in the verdict's ``touching``; a ball on touching counts as hit when the cue ball plays away (Art. 23.2.a).
+- ``play_on=break``: after a ``play_on`` control (Art. 45.b) the leader's break goes on without further stops;
+  ``shot``: every later shot that keeps the difference of Art. 44.2 stops the frame again until the next
+  ``play_on``.
 - ``confirm_below=0.8``: a shot seen with a lower ``confidence`` marks the verdict ``confirm: true``.
 - ``d_check=true``: the cue ball in hand must be played from the D or its line (Art. 17.3, 41.9), within the chalk
   half-width plus the position's uncertainty. At a frame's break-off it is checked only when the start holds the
@@ -41,8 +47,7 @@ Options (``--option KEY=VALUE``), each a reading of the text with its default:
 
 Other readings, fixed:
 
-- A ball on resting against the cue ball at the start (within ``TOUCHING_MM``) counts as hit when the cue ball
-  plays away from it (Art. 23.2.a); the push into it (Art. 23.2.b, 41.4) is left to the referee (``override``).
+- The push into a touching ball (Art. 23.2.b, 41.4) is left to the referee (``override``).
 - The balls in play are those of the shot's ``start`` (what the camera sees), plus any ball its events name; a start
   that lists no object ball means the balls left by the previous shot and its re-spots.
 - A strike on a ball other than ``cue`` is playing with the wrong ball (Art. 42.2, 7 points). A first contact with a
@@ -54,8 +59,8 @@ Other readings, fixed:
   on the miss of Art. 26.3 whatever the position, the cue ball in hand included ("independentemente da situação
   resultante"). A snooker is not judged while the cue ball is in hand (the verdict's ``snooker`` is null).
 - The frame ends at the end of the shot that reaches a difference of Art. 44.2 (or 44.1 for the pink) unless a
-  ``play_on`` control follows (Art. 45.a, 45.b; DESIGN.md section 7). After ``play_on`` the leader's break goes on
-  without further stops; when his turn ends the difference is judged again (Art. 45.b).
+  ``play_on`` control follows (Art. 45.a, 45.b; DESIGN.md section 7); when the leader's turn ends the difference is
+  judged again (Art. 45.b).
 - With only the black left (Art. 46): a foul with a difference under 7 loses the frame (46.2); a foul by the side 7
   ahead ties it (46.1) and a tie goes to the re-spotted black (Art. 47) with the cue ball in hand in the D.
 - ``concede`` in a frame concedes the frame (Art. 44.3); between frames (a frame just ended) it concedes the match
@@ -69,7 +74,7 @@ Other readings, fixed:
 The verdict's discipline fields (beyond DESIGN.md section 5): ``ball_on`` (``"red"``, ``"colour"`` after a red, or
 the colour of the sequence; null when the frame is over), ``snooker`` (``"total"``, ``"partial"`` or null, for the
 player to play next, from the end positions), ``free_ball_offered``, ``cue_in_hand``, ``touching`` (balls the cue
-ball rests against, Art. 23-25: within ``TOUCHING_MM``), ``table`` (``remaining`` points on the table, ``lead``,
+ball rests against, Art. 23-25: within ``touching_mm``), ``table`` (``remaining`` points on the table, ``lead``,
 ``leader``, ``snookers_required``, ``reds``, and ``remaining_with_free_ball`` when one is offered, Art. 8),
 ``frame``, ``frames``, ``break``, ``fouls`` (every foul of the shot; ``foul`` is the one that sets the penalty),
 ``nominated`` (the colour aimed after a red), ``free_ball``, ``stalemate`` (the count of Art. 48), ``match_over``,
@@ -96,7 +101,8 @@ from .tables import Point, TableSpec, preset
 from .verdict import Foul, Respot, Verdict, other_side
 
 OPTIONS = ("reds", "frames", "nominate", "respot_spots", "free_ball_on_miss", "compulsory_foul", "stalemate_mm",
-           "respot_black", "respot_black_first", "strike_other_ball", "d_check", "stalemate_breaker", "confirm_below")
+           "respot_black", "respot_black_first", "strike_other_ball", "d_check", "stalemate_breaker", "confirm_below",
+           "simultaneous_ms", "touching_mm", "play_on")
 REDS_ALLOWED = (3, 6, 10, 15)
 COLOURS = SNOOKER_COLOURS  # yellow .. black, in value order
 VALUES = SNOOKER_VALUES
@@ -246,6 +252,9 @@ class SinucaReferee:
         self.d_check = option_value(options, "d_check", True, bool)
         self.stalemate_breaker = option_value(options, "stalemate_breaker", "same", str, ("same", "alternate"))
         self.confirm_below = option_value(options, "confirm_below", 0.8, float)
+        self.simultaneous_s = option_value(options, "simultaneous_ms", SIMULTANEOUS_S * 1000, float) / 1000
+        self.touching_mm = option_value(options, "touching_mm", TOUCHING_MM, float)
+        self.play_on_once = option_value(options, "play_on", "break", str, ("break", "shot")) == "break"
         self.radius = self.table.ball_radius
         self._knuckles = knuckles(self.table)
 
@@ -422,12 +431,12 @@ class SinucaReferee:
         first_group: set[str] = set()
         if cue_contacts:
             t0 = cue_contacts[0].t
-            first_group = {e.other("cue") for e in cue_contacts if e.t - t0 <= SIMULTANEOUS_S}  # type: ignore
+            first_group = {e.other("cue") for e in cue_contacts if e.t - t0 <= self.simultaneous_s}  # type: ignore
         touched_by_cue = {e.other("cue") for e in cue_contacts}
         # sinuca Art. 23.2.a: a ball on resting against the cue ball counts as already hit when the cue ball plays away.
         cue_at = shot.start.get("cue")
         resting = set() if cue_at is None else {
-            b for b, p in shot.start.items() if b != "cue" and math.dist(p, cue_at) <= 2 * self.radius + TOUCHING_MM}
+            b for b, p in shot.start.items() if b != "cue" and math.dist(p, cue_at) <= 2 * self.radius + self.touching_mm}
         potted = tuple(dict.fromkeys(e.ball for e in events if e.type is EventType.POCKET))
         off = tuple(dict.fromkeys(e.ball for e in events if e.type is EventType.OFF_TABLE and e.ball not in potted))
         obj_potted = [b for b in potted if b != "cue"]
@@ -730,7 +739,7 @@ class SinucaReferee:
             ball_on = next_on if next_kind == "sequence" else next_kind
         # sinuca Art. 23-25: the balls the cue ball rests against (the referee tells the players).
         touching = [] if new.cue is None else sorted(
-            b for b, p in new.balls.items() if math.dist(p, new.cue) <= 2 * self.radius + TOUCHING_MM)
+            b for b, p in new.balls.items() if math.dist(p, new.cue) <= 2 * self.radius + self.touching_mm)
         extra.update({
             "ball_on": ball_on,
             "touching": touching,
@@ -817,7 +826,7 @@ class SinucaReferee:
             if not keeps:
                 return leader, "difference"  # sinuca Art. 44.2, 45
             if shooter == leader:
-                return None if before.playing_on else ("pending", "difference")  # sinuca Art. 45.a, 45.b
+                return None if before.playing_on and self.play_on_once else ("pending", "difference")  # sinuca Art. 45.a, 45.b
             if ctx.kind == "sequence" and ctx.on == "pink" and "pink" in ctx.potted:
                 return leader, "difference"  # sinuca Art. 44.1: the pink potted with more than 7 between them
         return None

@@ -918,3 +918,22 @@ def test_a_shot_seen_with_low_confidence_asks_for_confirmation():
     v = g.play(replace(g.make("red1", "red1", cue_to=OPEN_CUE), confidence=0.5))
     assert v["confirm"] is True and v["points"]["A"] == 1
     assert "confirm" not in Game().shot("red1", "red1", cue_to=OPEN_CUE)
+
+
+def test_art_45_b_option_play_on_shot_stops_at_every_shot_that_keeps_the_difference():
+    lay = colours_from("brown")
+    g = Game(lay, state=state_with((44, 20), lay), play_on="shot")
+    g.shot("brown", "brown", cue_to=(700.0, 1000.0))
+    g.control("play_on")
+    v = g.shot("blue", "blue", cue_to=(700.0, 1000.0))
+    assert v["game_over"] and v["play_on_allowed"] and v["score"]["A"] == 53
+
+
+def test_art_41_15_option_simultaneous_ms_sets_what_counts_as_at_once():
+    g = Game()
+    s = g.make(None, cue_to=OPEN_CUE)
+    s = replace(s, events=s.events + (ball_ball(s.t_start + 0.1, "cue", "red1"),
+                                      ball_ball(s.t_start + 0.104, "cue", "pink")))
+    assert g.play(s)["foul"] is None  # 4 ms apart: the red first
+    g = Game(simultaneous_ms=5)
+    assert g.play(s)["foul"]["code"] == "simultaneous"
