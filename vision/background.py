@@ -26,7 +26,7 @@ class DifferenceParams:
 
     shadow_floor: float = 0.45  # brightness ratio frame / cloth above which a darker pixel is taken for a shadow
     glare_ceiling: float = 1.18  # ... and below which a brighter one is taken for a change of the light
-    saturation: float = 28.0  # difference at which a pixel is counted fully as "not cloth" (soft mask = 1)
+    saturation: float = 55.0  # difference at which a pixel is counted fully as "not cloth" (soft mask = 1)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.shadow_floor < 1.0 < self.glare_ceiling:

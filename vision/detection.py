@@ -103,20 +103,27 @@ class BallDetector:
         """The empty-table model from still frames of the empty table."""
         return BackgroundModel.from_frames(frames, self.scale)
 
-    def background_without_empty_table(self, frame: np.ndarray, rounds: int = 2) -> BackgroundModel:
-        """An empty-table model from a frame with balls on it: the cloth estimated by a wide median (balls are
-        small against it), the balls detected against that, painted out, and once more against the result."""
-        lw, lh = self._low_size
+    def background_without_empty_table(self, frame: np.ndarray, rounds: int = 3) -> BackgroundModel:
+        """An empty-table model from a frame with balls on it. The cloth is first estimated by a wide median
+        (a ball is small against it); whatever differs from it is painted over from the surrounding cloth; and
+        again against the result, since a tight cluster of balls (a rack) survives the median and is uncovered
+        from its edge inwards, one round at a time."""
         small = cv2.resize(frame, (frame.shape[1] // self.scale, frame.shape[0] // self.scale),
                            interpolation=cv2.INTER_AREA)
         k = 2 * int(3 * self.radius_low) + 1
         rough = cv2.resize(cv2.medianBlur(small, k), (frame.shape[1], frame.shape[0]),
                            interpolation=cv2.INTER_LINEAR)
         model = BackgroundModel(rough, self.scale)
+        lw, lh = self._low_size
+        y0, x0 = self.window[0].start, self.window[1].start
+        grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * int(0.5 * self.radius_low) + 1,) * 2)
+        painted = np.zeros(frame.shape[:2], np.uint8)
         for _ in range(rounds):
-            det = self.detect(frame, 0.0, model, min_score=0.2)
-            model = BackgroundModel(frame, self.scale)
-            model.fill_balls(frame, det.px, det.radius_px)
+            fg = self.foreground(frame, model)
+            low = cv2.dilate((fg > 0.35).astype(np.uint8), grow)
+            full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
+            painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
+            model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
         return model
 
     # --- detection --------------------------------------------------------------------------------------------
