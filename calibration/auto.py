@@ -35,6 +35,33 @@ def _lines_corners(edge_points, size, k, dist) -> np.ndarray:
     return corners
 
 
+def _plausible(f: float | None, f_prior: float) -> bool:
+    return f is not None and 0.3 * f_prior < f < 3.0 * f_prior
+
+
+def _choose_long_axis(edges, corners_ideal, table: TableSpec, k: np.ndarray, f_prior: float):
+    """The finder takes the longer pair of sides in the picture for the long cushions; under strong perspective
+    (a photo from the end of the table) the near short cushion can look the longest. When only the other choice
+    gives a plausible focal length for a W x L rectangle, take it (keeping the bottom cushion rule)."""
+    f_a = focal_from_rectangle(corners_ideal, table, k[:2, 2])
+    if _plausible(f_a, f_prior):
+        return edges, corners_ideal
+    rolled = np.roll(corners_ideal, 1, axis=0)
+    f_b = focal_from_rectangle(rolled, table, k[:2, 2])
+    if not _plausible(f_b, f_prior):
+        return edges, corners_ideal
+    e = [edges[3], edges[0], edges[1], edges[2]]
+    # Bottom cushion rule of the finder: along the picture, the bottom cushion at the bottom; across, on the left.
+    mid0 = (rolled[0] + rolled[1]) / 2
+    mid2 = (rolled[2] + rolled[3]) / 2
+    along = mid2 - mid0
+    bottom_ok = along[0] > 0 if abs(along[0]) >= abs(along[1]) else along[1] < 0
+    if not bottom_ok:
+        rolled = np.roll(rolled, 2, axis=0)
+        e = [e[2], e[3], e[0], e[1]]
+    return tuple(e), rolled
+
+
 def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | None = None,
                    intrinsics: tuple[np.ndarray, np.ndarray] | None = None, use_markings: bool = True,
                    outline: TableOutline | None = None) -> ViewCalibration:
@@ -52,11 +79,12 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
         focal_sigma, fit_lens = 1e-4, False
     else:
         k = prior.camera_matrix(size)
-        pl = plumb_line(edges, size, k, k_init=(prior.k1, prior.k2))
+        pl = plumb_line(edges, size, k, k_init=(prior.k1, prior.k2), k_sigma=(prior.k1_sigma, prior.k2_sigma))
         dist = pl.dist_coeffs
         focal_sigma, fit_lens = prior.focal_sigma, True
     f_prior = float(k[0, 0])
     corners_ideal = _lines_corners(edges, size, k, dist)
+    edges, corners_ideal = _choose_long_axis(edges, corners_ideal, table, k, f_prior)
     if fit_lens:
         f_h = focal_from_rectangle(corners_ideal, table, k[:2, 2])
         if f_h is not None and prior.focal_sigma > 0.2 and 0.2 * f_prior < f_h < 5 * f_prior:
@@ -70,13 +98,15 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     corners_px = distort_points(size, k, dist, corners_ideal)
     rvec, tvec = initial_pose(corners_px, table, k, dist)
     cam0 = CameraModel(size, k, dist, rvec, tvec)
-    fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens)
+    kp = (prior.k1, prior.k2, prior.k1_sigma, prior.k2_sigma) if fit_lens else None
+    fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens,
+                      k_prior=kp)
     markings: tuple[MarkingObservation, ...] = ()
     if use_markings:
         markings = tuple(find_markings(image, fit.camera, table, outline.cloth))
         if len(markings) >= 2:
             fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, markings=markings,
-                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10)
+                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], 0.0)
     quality = {"reprojection_px": round(fit.rms_px, 4), "edge_inliers": round(fit.inlier_fraction, 3),

@@ -29,6 +29,8 @@ class LensPrior:
     k1: float = 0.0
     k2: float = 0.0
     focal_sigma: float = 0.03  # relative uncertainty of the focal length from the field of view
+    k1_sigma: float = 0.05  # how far k1 and k2 may stray from the prior (a Gaussian prior in the fits)
+    k2_sigma: float = 0.03
 
     def camera_matrix(self, image_size: tuple[int, int]) -> np.ndarray:
         w, h = image_size
@@ -38,10 +40,12 @@ class LensPrior:
 
 LENSES = {
     "cm3": LensPrior("cm3", 66.0, -0.02),  # Camera Module 3, standard lens
-    "cm3_wide": LensPrior("cm3_wide", 102.0, -0.30, 0.08),  # Camera Module 3 Wide
+    "cm3_wide": LensPrior("cm3_wide", 102.0, -0.30, 0.08, k1_sigma=0.1, k2_sigma=0.05),  # Camera Module 3 Wide
     "v2": LensPrior("v2", 62.2, 0.0),  # Camera Module 2
     "v1": LensPrior("v1", 53.5, 0.0),
-    "unknown": LensPrior("unknown", 60.0, 0.0, focal_sigma=0.6),  # any camera: the pose fit finds the focal length
+    # Any camera (a phone, a broadcast camera): the pose fit finds the focal length; the distortion stays mild
+    # unless the noses' curvature insists.
+    "unknown": LensPrior("unknown", 60.0, 0.0, focal_sigma=0.6, k1_sigma=0.05, k2_sigma=0.01),
 }
 
 
@@ -88,8 +92,10 @@ class PlumbLineFit:
 
 
 def plumb_line(edge_points: Sequence[np.ndarray], image_size: tuple[int, int], k: np.ndarray,
-               fit_k2: bool = True, k_init: tuple[float, float] = (0.0, 0.0), iters: int = 12) -> PlumbLineFit:
-    """Radial distortion (k1, k2) that makes each set of edge points straight (Gauss-Newton, Tukey weights)."""
+               fit_k2: bool = True, k_init: tuple[float, float] = (0.0, 0.0), iters: int = 12,
+               k_sigma: tuple[float, float] | None = None, sigma_px: float = 0.3) -> PlumbLineFit:
+    """Radial distortion (k1, k2) that makes each set of edge points straight (Levenberg-Marquardt, Tukey weights).
+    With ``k_sigma`` the coefficients are held near ``k_init`` by a Gaussian prior of those widths."""
     pts = [np.asarray(p, dtype=np.float64) for p in edge_points]
     weights = [np.ones(len(p)) for p in pts]
 
@@ -102,6 +108,9 @@ def plumb_line(edge_points: Sequence[np.ndarray], image_size: tuple[int, int], k
             d = u - c
             _, evecs = np.linalg.eigh((d * w[:, None]).T @ d)
             out.append(d @ evecs[:, 0] * np.sqrt(w))
+        if k_sigma is not None:
+            prior = [(params[0] - k_init[0]) / k_sigma[0] * sigma_px, (params[1] - k_init[1]) / k_sigma[1] * sigma_px]
+            out.append(np.array(prior if fit_k2 else prior[:1]))
         return np.concatenate(out)
 
     x = np.array(k_init[:2] if fit_k2 else k_init[:1], dtype=np.float64)

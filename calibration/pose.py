@@ -98,8 +98,10 @@ def _camera(base: CameraModel, p: np.ndarray, f0: float, k_ref: tuple[float, flo
 
 def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.ndarray], focal_prior: float,
                 focal_sigma: float, markings: Sequence[MarkingObservation] = (), fit_focal: bool = True,
-                fit_distortion: bool = True, sigma_px: float = 0.2, iters: int = 25) -> PoseFit:
-    """Joint LM fit of pose, focal length and radial distortion to the cushion edge points (see module docstring)."""
+                fit_distortion: bool = True, sigma_px: float = 0.2, iters: int = 25,
+                k_prior: tuple[float, float, float, float] | None = None) -> PoseFit:
+    """Joint LM fit of pose, focal length and radial distortion to the cushion edge points (see module docstring).
+    ``k_prior`` (k1, k2, sigma1, sigma2) holds the distortion near a lens's values."""
     f0 = camera.focal
     k1, k2 = float(camera.dist_coeffs[0]), float(camera.dist_coeffs[1])
     p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2]])
@@ -126,6 +128,8 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
             out.append(((mxy - mk_xy) * camera.pixels_per_mm(mk_xy)[:, None] / sigma_px).ravel())
         prior_f = (f0 * np.exp(pv[6]) - focal_prior) / (focal_sigma * focal_prior)
         out.append(np.array([prior_f]))
+        if k_prior is not None:
+            out.append(np.array([(pv[7] - k_prior[0]) / k_prior[2], (pv[8] - k_prior[1]) / k_prior[3]]))
         return np.concatenate(out)
 
     lam = 1e-3

@@ -213,7 +213,7 @@ def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, nor
         i = np.clip(np.argmax(grad[:, 2:-2], axis=1) + 2, 1, len(offs) - 2)
     else:
         peak = (grad[:, 1:-1] >= grad[:, :-2]) & (grad[:, 1:-1] >= grad[:, 2:]) \
-            & (grad[:, 1:-1] > 0.4 * grad.max(axis=1, keepdims=True))
+            & (grad[:, 1:-1] > np.maximum(0.25 * grad.max(axis=1, keepdims=True), 4.0))
         i = np.argmax(peak, axis=1) + 1
     rows = np.arange(len(points))
     g0, g1, g2 = grad[rows, i - 1], grad[rows, i], grad[rows, i + 1]
@@ -304,7 +304,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
         if len(pts) < 10:
             raise TableNotFound("a cushion is hidden or out of view (too little of its edge is visible)")
         half = max(6.0, 3.0 * scale + 3.0)
-        inward = max(half, 0.05 * float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1))))
+        inward = max(half, 0.09 * float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1))))
         e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward)
         ok = g1 > 0.5
         if ok.sum() < 10:

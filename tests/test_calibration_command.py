@@ -1,0 +1,101 @@
+"""``arbitro calibrate``: a rendered view gives a calibration file and an overlay; bad inputs are one line, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from bench.calibration_views import Scene, render
+from calibration.camera import CameraModel
+from calibration.file import read_calibration
+from calibration.pose import table_corners
+from device.calibrate_command import add_calibrate_parser, main
+from rules.tables import preset
+
+CAROM = preset("carom_match")
+
+
+@pytest.fixture(scope="module")
+def view(tmp_path_factory):
+    f = (800 / 2) / np.tan(np.radians(66) / 2)
+    cam = CameraModel.overhead(CAROM, (800, 600), height_mm=3340 * f / 800, tilt_deg=6, focal_px=f,
+                               dist=(-0.02, 0, 0, 0, 0)).moved((0, 0, 0.01))
+    path = tmp_path_factory.mktemp("view") / "table.png"
+    cv2.imwrite(str(path), render(cam, Scene(CAROM, light_gain=0.2)))
+    return cam, path
+
+
+def _run(argv, capsys):
+    code = main(["calibrate", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_picture_gives_a_calibration_file_and_an_overlay(view, tmp_path, capsys):
+    cam, path = view
+    out_file, pic = tmp_path / "t.calib.json", tmp_path / "over.jpg"
+    code, out, err = _run([str(path), "--out", str(out_file), "--overlay", str(pic), "--lens", "cm3"], capsys)
+    assert code == 0, err
+    assert "carom_match" in err  # the preset was told from the view, and said
+    calib = read_calibration(out_file)
+    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    assert np.abs(calib.corners_px - true).max() < 0.3
+    assert json.loads(out)["quality"]["reprojection_px"] < 0.5
+    assert cv2.imread(str(pic)).shape[1] == 800
+
+
+def test_corners_by_hand(view, tmp_path, capsys):
+    cam, path = view
+    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    text = ",".join(f"{v:.2f}" for v in true.ravel())
+    code, out, err = _run([str(path), "--out", str(tmp_path / "m.calib.json"), "--corners", text, "--lens", "cm3",
+                           "--table", "carom_match"], capsys)
+    assert code == 0, err
+    assert read_calibration(tmp_path / "m.calib.json").quality["manual_corners"] == 1
+
+
+def test_a_video_gives_the_median_of_its_first_frames(view, tmp_path, capsys):
+    cam, path = view
+    img = cv2.imread(str(path))
+    clip = tmp_path / "clip.avi"
+    vw = cv2.VideoWriter(str(clip), cv2.VideoWriter_fourcc(*"MJPG"), 10, (800, 600))
+    for i in range(12):
+        frame = img.copy()
+        cv2.circle(frame, (100 + 50 * i, 300), 60, (40, 40, 60), -1)  # someone walking past
+        vw.write(frame)
+    vw.release()
+    code, out, err = _run([str(clip), "--out", str(tmp_path / "v.calib.json"), "--table", "carom_match",
+                           "--lens", "cm3"], capsys)
+    assert code == 0, err
+    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    assert np.abs(read_calibration(tmp_path / "v.calib.json").corners_px - true).max() < 0.5
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: cv2.imwrite(str(p / "blank.png"), np.full((480, 640, 3), 90, np.uint8)) and p / "blank.png",
+     "blank"),
+    (lambda p: (p / "notes.txt").write_text("hello") and p / "notes.txt", "not a picture or a video"),
+    (lambda p: p / "missing.jpg", "no such file"),
+])
+def test_bad_sources_are_one_line_and_exit_2(tmp_path, capsys, make, says):
+    src = make(tmp_path)
+    code, out, err = _run([str(src), "--out", str(tmp_path / "x.calib.json")], capsys)
+    assert code == 2 and says in err and err.count("\n") == 1 and out == ""
+
+
+def test_bad_corners_are_one_line(view, tmp_path, capsys):
+    _, path = view
+    code, out, err = _run([str(path), "--out", str(tmp_path / "x.json"), "--corners", "1,2,3"], capsys)
+    assert code == 2 and "eight numbers" in err
+
+
+def test_the_parser_plugs_into_any_subparsers():
+    parser = argparse.ArgumentParser(prog="arbitro")
+    add_calibrate_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["calibrate", "x.jpg", "--out", "t.calib.json", "--table", "chapo"])
+    assert args.table == "chapo" and callable(args.run)
