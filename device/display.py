@@ -212,15 +212,25 @@ class WindowSink(_Sink):
 
 # --- the --display spec -----------------------------------------------------------------------------------------
 
+def parse_display_spec(spec: str) -> tuple[str, str | None]:
+    """``(kind, argument)`` of a ``--display`` value, checked without opening anything."""
+    text = spec.strip()
+    if text in ("none", "window", "fb"):
+        return text, None
+    if text.startswith("fb:") and len(text) > 3:
+        return "fb", text[3:]
+    if text.startswith("png:") and len(text) > 4:
+        return "png", text[4:]
+    raise DisplayError(f"--display {spec!r}: not a display (fb, fb:/dev/fbN, window, png:PATH, none)")
+
+
 def open_display(spec: str, *, framebuffer: str = "/dev/fb0") -> DisplaySink:
     """The sink a ``--display`` value names (not yet entered)."""
-    text = spec.strip()
-    if text == "none":
+    kind, arg = parse_display_spec(spec)
+    if kind == "none":
         return NullSink()
-    if text == "fb" or text.startswith("fb:"):
-        return FramebufferSink(text[3:] if text.startswith("fb:") else framebuffer)
-    if text == "window":
+    if kind == "fb":
+        return FramebufferSink(arg or framebuffer)
+    if kind == "window":
         return WindowSink()
-    if text.startswith("png:") and len(text) > 4:
-        return PngSink(text[4:])
-    raise DisplayError(f"--display {spec!r}: not a display (fb, fb:/dev/fbN, window, png:PATH, none)")
+    return PngSink(str(arg))

@@ -81,10 +81,11 @@ class FakePicamera2:
             request.release()
 
 
-def test_picamera2_is_never_imported_at_module_level() -> None:
-    code = "import sys, device.sources; print('picamera2' in sys.modules)"
+def test_picamera2_and_gpiozero_are_never_imported_at_module_level() -> None:
+    code = ("import sys, device.sources, device.live, device.run_command, device.led, device.display, "
+            "device.store, device.config, device.scoreboard; print('picamera2' in sys.modules, 'gpiozero' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
-    assert out.stdout.strip() == "False", out.stderr
+    assert out.stdout.strip() == "False False", out.stderr
 
 
 @pytest.mark.parametrize("mode, size, fps", [

@@ -1,0 +1,206 @@
+"""``arbitro run``: referee a live match from a camera, with the scoreboard, the foul light and the match store.
+
+    arbitro run --camera SPEC --calib FILE --discipline NAME --players "Ana,Rui" [--distance N]
+                [--store match.db] [--display fb|window|png:PATH|none] [--led GPIO|rgb|none] [--config FILE]
+
+Everything the command line does not say comes from the TOML config (``device.config``). Bad input is one line on
+stderr and exit status 2; at the end one JSON line on stdout: ``{"live": {...figures...}, "match": {...}}``.
+
+The frames become shots in the vision pipeline, looked up at run time as ``vision.live.make_processor``:
+
+    make_processor(calibration: calibration.file.Calibration, match: device.store.LiveMatch,
+                   frame_size: tuple[int, int]) -> device.live.FrameProcessor
+
+Until it exists the command stops with one line saying so, before opening the camera or the store: a live
+referee without vision would only pretend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from rules.balls import DISCIPLINES
+from rules.errors import LogError
+from rules.match import OptionError, parse_options
+from rules.registry import referee_for
+
+from .config import Config, ConfigError, load_config
+from .display import DisplayError, open_display, parse_display_spec
+from .live import LiveLoop
+from .sources import SourceError, open_source, parse_source_spec
+from .store import LiveMatch, MatchStore, StoreError
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+VISION_MODULE, VISION_FACTORY = "vision.live", "make_processor"
+
+
+class RunError(Exception):
+    """A problem to report in one line."""
+
+
+def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``run`` to the ``arbitro`` subcommands (``device.cli.build_parser``)."""
+    run = subparsers.add_parser("run", help="referee a live match from a camera (scoreboard, foul light, store)")
+    run.add_argument("--camera", required=True, metavar="SPEC",
+                     help="picamera2[:MODE] (gs, cm3, cm3_120, hq), v4l2:N, rtsp://..., or file:CLIP")
+    run.add_argument("--calib", required=True, metavar="FILE", help="the calibration file (*.calib.json)")
+    run.add_argument("--discipline", required=True, choices=DISCIPLINES, metavar="NAME",
+                     help=f"one of: {', '.join(DISCIPLINES)}")
+    run.add_argument("--players", required=True, metavar='"A,B"', help="the two names, side A (who opens) first")
+    run.add_argument("--distance", type=int, default=None, help="points to win (default: the discipline's)")
+    run.add_argument("--option", action="append", metavar="KEY=VALUE", help="a referee option; repeatable")
+    run.add_argument("--store", default=None, metavar="FILE", help="the match store (default: the config's)")
+    run.add_argument("--display", default="none", metavar="WHERE",
+                     help="fb, fb:/dev/fbN, window, png:PATH or none (default)")
+    run.add_argument("--led", default="none", metavar="GPIO",
+                     help="the foul light: a GPIO number, rgb (the config's three pins), or none (default)")
+    run.add_argument("--config", default=None, metavar="FILE", help="the device configuration (TOML)")
+    run.set_defaults(run=run_command)
+    return run
+
+
+def parse_players(text: str) -> tuple[str, str]:
+    names = [n.strip() for n in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise RunError(f'--players {text!r}: two names separated by a comma, like "Ana,Rui"')
+    if names[0] == names[1]:
+        raise RunError(f"--players {text!r}: the two players need different names")
+    return names[0], names[1]
+
+
+def parse_led(text: str) -> int | str | None:
+    """None (no light), "rgb", or a BCM GPIO number."""
+    t = text.strip().lower()
+    if t == "none":
+        return None
+    if t == "rgb":
+        return "rgb"
+    number = t[4:] if t.startswith("gpio") else t
+    if not number.isdigit() or not 0 <= int(number) <= 27:
+        raise RunError(f"--led {text!r}: a GPIO number 0-27 (e.g. 17 or GPIO17), rgb, or none")
+    return int(number)
+
+
+def vision_factory() -> Callable[..., Any]:
+    """The vision pipeline's processor factory, or RunError saying it is not there."""
+    try:
+        module = importlib.import_module(VISION_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name not in (VISION_MODULE, VISION_MODULE.split(".")[0]):
+            raise
+        module = None
+    factory = getattr(module, VISION_FACTORY, None)
+    if factory is None:
+        raise RunError(f"the vision pipeline is not available in this build ({VISION_MODULE}.{VISION_FACTORY} "
+                       "is missing), so there is nothing to turn frames into shots; nothing was opened")
+    return factory
+
+
+def run_command(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        return _run(args, out)
+    except (RunError, ConfigError, SourceError, DisplayError, StoreError, OptionError, LogError) as exc:
+        print(f"arbitro run: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    config = load_config(args.config)
+    players = parse_players(args.players)
+    spec = parse_source_spec(args.camera)
+    parse_display_spec(args.display)
+    led = parse_led(args.led)
+    options = parse_options(args.option or [])
+    referee_for(args.discipline, distance=args.distance, options=options)  # bad options fail before anything opens
+    make_processor = vision_factory()
+    calibration = _read_calibration(args.calib)
+    with MatchStore(args.store or config.store.path) as store:
+        live = _match(store, args.discipline, players, args.distance, options)
+        stats, summary = _live(config, spec, args.display, led, calibration, live, store, make_processor)
+    out.write(json.dumps({"live": stats.to_dict(), "match": summary}, separators=(",", ":")) + "\n")
+    if stats.error:
+        print(f"arbitro run: stopped: {stats.error}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def _read_calibration(path: str) -> Any:
+    from calibration.file import CalibrationFileError, read_calibration
+
+    if not Path(path).is_file():
+        raise RunError(f"--calib {path}: no such calibration file")
+    try:
+        return read_calibration(path)
+    except CalibrationFileError as exc:
+        raise RunError(str(exc)) from None
+
+
+def _match(store: MatchStore, discipline: str, players: tuple[str, str], distance: int | None,
+           options: dict[str, str]) -> LiveMatch:
+    """The unfinished match of these players and discipline, resumed; else a new one."""
+    pending = store.unfinished()
+    if pending is None:
+        return store.new_match(discipline, players, distance=distance, options=options)
+    if (pending.discipline, pending.players) != (discipline, players):
+        raise RunError(f"{store.path}: an unfinished {pending.discipline} match of {pending.players[0]} and "
+                       f"{pending.players[1]} is in this store; finish it or use another --store")
+    return store.open_match(pending.id)
+
+
+def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, calibration: Any,
+          live: LiveMatch, store: MatchStore, make_processor: Callable[..., Any]) -> tuple[Any, dict]:
+    cam = config.camera
+    source = open_source(spec, exposure_us=cam.exposure_us, analogue_gain=cam.analogue_gain, stream=cam.stream,
+                         camera_num=cam.camera_num, backoff_initial=cam.reopen_initial_s,
+                         backoff_max=cam.reopen_max_s, realtime=True)
+    light = None
+    if led is not None:
+        from .led import make_light
+        pins = config.led.rgb_pins if led == "rgb" else int(led)
+        try:
+            light = make_light(pins, active_high=config.led.active_high)
+        except Exception as exc:  # gpiozero: no GPIO here, pin busy, no PWM...
+            raise RunError(f"--led {led}: cannot drive the light ({exc})") from None
+
+    def next_game(current: LiveMatch) -> LiveMatch:
+        store.end_match(current.id)
+        return store.new_match(current.info.discipline, current.info.players, distance=current.info.distance,
+                               options=current.info.options)
+
+    with open_display(display_spec, framebuffer=config.display.framebuffer) as display, source:
+        size = display.size or (config.display.width, config.display.height)
+        processor = make_processor(calibration, live, tuple(calibration.camera.image_size))
+        loop = LiveLoop(source, processor, live, display=display, light=light, board_size=size,
+                        frame_queue=config.queues.frames, output_queue=config.queues.outputs,
+                        max_fps=config.display.max_fps, new_match=next_game)
+        buttons = _buttons(config, loop)
+        previous = {s: signal.signal(s, lambda *_: loop.stop()) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            stats = loop.run()
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            if buttons is not None:
+                buttons.close()
+            if light is not None:
+                light.close()
+    return stats, loop.match.summary()
+
+
+def _buttons(config: Config, loop: LiveLoop) -> Any:
+    b = config.buttons
+    if not b.enabled:
+        return None
+    from .led import Buttons
+    try:
+        return Buttons({"undo": b.undo, "confirm": b.confirm, "next_game": b.next_game}, loop.press,
+                       bounce_ms=b.bounce_ms)
+    except Exception as exc:
+        raise RunError(f"[buttons]: cannot read the buttons ({exc})") from None
