@@ -207,7 +207,8 @@ def test_art_27_a_spot_touched_by_a_ball_is_taken_and_a_ball_just_clear_leaves_i
 def test_art_28_the_nearest_point_upwards_with_a_row_of_balls():
     others = [SPOT[c] for c in SPOT] + [(W / 2, SPOT["black"][1] + 2 * R + 10.0)]
     p = respot_point("black", T, others, higher_only=False)
-    # From the black spot (taken by itself as an obstacle listed here) up: past the ball at +2R+10.
+    # Every spot taken (a ball on each): up the long axis from the black's spot, past the ball on it and the one
+    # 2R + 10 above it, to the first point touching neither.
     assert p[0] == W / 2 and p[1] == pytest.approx(SPOT["black"][1] + 4 * R + 10.0)
     assert all(math.dist(p, o) >= 2 * R - 1e-6 for o in others)
     assert p[1] <= L - R
