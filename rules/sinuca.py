@@ -333,7 +333,8 @@ class SinucaReferee:
                             f.get("to", other_side(shooter)))
                 fouls = (FoulCall(foul.code, foul.article, MAX, foul.penalty),)
         if "points" in control.fields:
-            points = _pair(**control.fields["points"])
+            given = control.fields["points"]
+            points = _pair(given.get("A", 0), given.get("B", 0))
         elif "foul" in control.fields:
             points = _pair() if foul is None else _plus(_pair(), foul.to or other_side(shooter), foul.penalty)
         else:
@@ -729,7 +730,8 @@ class SinucaReferee:
         if not new.frame_over and new.cue is not None and (next_on is not None or next_kind != "sequence"):
             call = self._snooker(new.cue, new.balls, next_kind, next_on)  # type: ignore[arg-type]
             snooker = None if call.kind == NONE else call.kind
-        offered = bool(foul) and not new.frame_over and (snooker is not None or ctx.missed_aim)
+        tie = end is not None and end[0] == "tie"  # the re-spotted black starts afresh, nothing carried over
+        offered = bool(foul) and not new.frame_over and not tie and (snooker is not None or ctx.missed_aim)
         new = replace(new, snooker=snooker, free_ball_offered=offered)
         if offered:
             announce.append("free ball")  # sinuca Art. 26.1, 32.1

@@ -937,3 +937,23 @@ def test_art_41_15_option_simultaneous_ms_sets_what_counts_as_at_once():
     assert g.play(s)["foul"] is None  # 4 ms apart: the red first
     g = Game(simultaneous_ms=5)
     assert g.play(s)["foul"]["code"] == "simultaneous"
+
+
+def test_art_46_1_the_tie_by_a_miss_on_the_black_offers_no_free_ball_on_the_respotted_black():
+    lay = colours_from("black")
+    g = Game(lay, state=state_with((64, 57), lay))
+    v = g.shot(None, cue_to=(300.0, 700.0))  # the side 7 ahead misses everything: 7 to B, a tie
+    assert v["score"] == {"A": 64, "B": 64} and "re-spotted black" in v["announce"]
+    assert not v["free_ball_offered"] and not v["game_over"]
+    with pytest.raises(LogError):
+        g.control("pass_back")
+
+
+def test_override_of_the_points_alone_changes_the_score_that_follows():
+    g = Game()
+    g.shot("red1", ["red1", "red2"], cue_to=OPEN_CUE)
+    g.control("override", points={"A": 1}, reason="one red only")
+    v = g.match.verdicts[-1].to_dict()
+    assert v["points"] == {"A": 1, "B": 0} and v["score"] == {"A": 1, "B": 0} and v["reason"] == "one red only"
+    v = g.shot("black", "black", nominated="black", cue_to=OPEN_CUE)
+    assert v["score"] == {"A": 8, "B": 0}
