@@ -671,7 +671,7 @@ class SinucaReferee:
                       pending_free_ball=None, pending_nominated=None, free_ball_offered=False, pass_back_to=None,
                       resume=None, first_player_open=False, snooker=None)
         if keeps:
-            colour_next = ctx.kind == RED and not state.respotted_black
+            colour_next = ctx.kind == RED and any(is_red(b) or b == ctx.free_ball for b in ctx.potted)
             new = replace(new, to_play=shooter, run=run, colour_next=colour_next)
             announce.append(str(run))
         else:

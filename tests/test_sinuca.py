@@ -957,3 +957,10 @@ def test_override_of_the_points_alone_changes_the_score_that_follows():
     assert v["points"] == {"A": 1, "B": 0} and v["score"] == {"A": 1, "B": 0} and v["reason"] == "one red only"
     v = g.shot("black", "black", nominated="black", cue_to=OPEN_CUE)
     assert v["score"] == {"A": 8, "B": 0}
+
+
+def test_override_turn_keeps_after_a_plain_miss_leaves_a_red_on():
+    g = Game()
+    g.shot("red1", cue_to=OPEN_CUE)
+    g.control("override", turn="keeps")
+    assert g.match.referee.next_shooter(g.state) == "A" and g.match.verdicts[-1].extra["ball_on"] == "red"
