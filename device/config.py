@@ -40,6 +40,8 @@ class CameraConfig:
     reopen_initial_s: float = setting(0.5, "first wait before reopening a lost camera, doubled on each failure",
                                       min=0.01, max=60.0)
     reopen_max_s: float = setting(10.0, "longest wait between reopening attempts", min=0.1, max=600.0)
+    max_gap_ms: float = setting(100.0, "frames missing for longer than this (camera lost, frames skipped or dropped "
+                                       "behind) mark the shot under way as unrefereed", min=0.0, max=10_000.0)
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,9 @@ class DisplayConfig:
 
 @dataclass(frozen=True)
 class LedConfig:
-    kind: str = setting("led", "a plain LED on one pin, or an RGB LED on three", choices=("led", "rgb"))
-    pin: int = setting(17, "GPIO (BCM number) of the plain LED, when --led does not name it", min=0, max=27)
+    kind: str = setting("none", "the foul light when --led does not say: none, a plain LED on one pin, or an RGB "
+                                "LED on three", choices=("none", "led", "rgb"))
+    pin: int = setting(17, "GPIO (BCM number) of the plain LED", min=0, max=27)
     rgb_pins: tuple[int, int, int] = setting((17, 27, 22), "GPIOs of the RGB LED's red, green and blue legs",
                                              min=0, max=27)
     active_high: bool = setting(True, "false when the LED lights with the pin low (common anode)")

@@ -133,7 +133,7 @@ class LiveLoop:
     def __init__(self, source: Any, processor: FrameProcessor, match: LiveMatch, *, display: DisplaySink,
                  light: FoulLight | None = None, board_size: tuple[int, int] = (800, 480),
                  frame_queue: int = 4, output_queue: int = 8, max_fps: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic, poll: float = 0.05,
+                 clock: Callable[[], float] = time.monotonic, poll: float = 0.05, max_gap_s: float = 0.1,
                  new_match: Callable[[LiveMatch], LiveMatch] | None = None,
                  renderer: Callable[[BoardView, tuple[int, int]], np.ndarray] = render) -> None:
         self.source = source
@@ -145,6 +145,7 @@ class LiveLoop:
         self.max_fps = max_fps
         self.clock = clock
         self.poll = poll  # how often idle threads look at the stop flag and the light ticks
+        self.max_gap_s = max_gap_s  # a shorter gap goes to the processor but does not make a shot suspect
         self.new_match = new_match
         self.renderer = renderer
         self.stats = LiveStats()
@@ -155,6 +156,8 @@ class LiveLoop:
         self._capture_done = threading.Event()
         # processing-thread state
         self._camera_lost_at: float | None = None
+        self._last_frame: Frame | None = None  # the last frame processed
+        self._source_lost = 0  # frames the source reported lost since it
         self._shot_running = False
         self._acknowledged = False
 
@@ -227,8 +230,12 @@ class LiveLoop:
                     self._drain_events()
                     break
                 continue
+            # Events the source raised before this frame (a gap it ends) were queued before it: take them first.
+            self._drain_events()
+            self._dropped_gap(frame)
             self._handle(self.processor.process(frame))
             self.stats.frames_processed += 1
+            self._last_frame, self._source_lost = frame, 0
         finish = getattr(self.processor, "finish", None)
         if callable(finish) and self.stats.error is None:
             self._handle(finish())
@@ -250,9 +257,22 @@ class LiveLoop:
                 self._camera_lost_at = None
                 self._publish()
             elif isinstance(item, Gap):
-                self.stats.gaps.append(item)
                 self.stats.frames_lost += item.frames_lost
-                self._handle(self.processor.on_gap(item))
+                self._source_lost += item.frames_lost
+                self._gap(item)
+
+    def _dropped_gap(self, frame: Frame) -> None:
+        """Frames dropped here, behind, are a gap for the processor like those the source lost."""
+        last = self._last_frame
+        if last is None:
+            return
+        dropped = frame.index - last.index - 1 - self._source_lost
+        if dropped > 0:
+            self._gap(Gap(last.t, frame.t, dropped, "dropped_behind"))
+
+    def _gap(self, gap: Gap) -> None:
+        self.stats.gaps.append(gap)
+        self._handle(self.processor.on_gap(gap))
 
     def _button(self, name: str) -> None:
         if name == "undo":
@@ -278,7 +298,7 @@ class LiveLoop:
         if self._camera_lost_at is not None and shot.t_end >= self._camera_lost_at:
             return "camera_lost"
         for gap in self.stats.gaps:
-            if shot.t_start <= gap.t_end and gap.t_start <= shot.t_end:
+            if gap.t_end - gap.t_start > self.max_gap_s and shot.t_start <= gap.t_end and gap.t_start <= shot.t_end:
                 return gap.why
         return None
 

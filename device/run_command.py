@@ -59,8 +59,9 @@ def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
     run.add_argument("--store", default=None, metavar="FILE", help="the match store (default: the config's)")
     run.add_argument("--display", default="none", metavar="WHERE",
                      help="fb, fb:/dev/fbN, window, png:PATH or none (default)")
-    run.add_argument("--led", default="none", metavar="GPIO",
-                     help="the foul light: a GPIO number, rgb (the config's three pins), or none (default)")
+    run.add_argument("--led", default=None, metavar="GPIO",
+                     help="the foul light: a GPIO number, rgb (the config's three pins), or none "
+                          "(default: the config's [led])")
     run.add_argument("--config", default=None, metavar="FILE", help="the device configuration (TOML)")
     run.set_defaults(run=run_command)
     return run
@@ -86,6 +87,11 @@ def parse_led(text: str) -> int | str | None:
     if not number.isdigit() or not 0 <= int(number) <= 27:
         raise RunError(f"--led {text!r}: a GPIO number 0-27 (e.g. 17 or GPIO17), rgb, or none")
     return int(number)
+
+
+def _config_led(config: Config) -> int | str | None:
+    kind = config.led.kind
+    return None if kind == "none" else "rgb" if kind == "rgb" else config.led.pin
 
 
 def vision_factory() -> Callable[..., Any]:
@@ -116,7 +122,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     players = parse_players(args.players)
     spec = parse_source_spec(args.camera)
     parse_display_spec(args.display)
-    led = parse_led(args.led)
+    led = parse_led(args.led) if args.led is not None else _config_led(config)
     options = parse_options(args.option or [])
     referee_for(args.discipline, distance=args.distance, options=options)  # bad options fail before anything opens
     make_processor = vision_factory()
@@ -157,7 +163,7 @@ def _match(store: MatchStore, discipline: str, players: tuple[str, str], distanc
 def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, calibration: Any,
           live: LiveMatch, store: MatchStore, make_processor: Callable[..., Any]) -> tuple[Any, dict]:
     cam = config.camera
-    source = open_source(spec, exposure_us=cam.exposure_us, analogue_gain=cam.analogue_gain, stream=cam.stream,
+    source = open_source(spec, mode=cam.mode, exposure_us=cam.exposure_us, analogue_gain=cam.analogue_gain, stream=cam.stream,
                          camera_num=cam.camera_num, backoff_initial=cam.reopen_initial_s,
                          backoff_max=cam.reopen_max_s, realtime=True)
     light = None
@@ -179,7 +185,8 @@ def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, c
         processor = make_processor(calibration, live, tuple(calibration.camera.image_size))
         loop = LiveLoop(source, processor, live, display=display, light=light, board_size=size,
                         frame_queue=config.queues.frames, output_queue=config.queues.outputs,
-                        max_fps=config.display.max_fps, new_match=next_game)
+                        max_fps=config.display.max_fps, max_gap_s=cam.max_gap_ms / 1000.0,
+                        new_match=next_game)
         buttons = _buttons(config, loop)
         previous = {s: signal.signal(s, lambda *_: loop.stop()) for s in (signal.SIGINT, signal.SIGTERM)}
         try:

@@ -21,6 +21,7 @@ def test_no_file_gives_the_defaults() -> None:
     assert c == Config()
     assert (c.display.width, c.display.height) == (800, 480)
     assert c.queues.frames >= 1
+    assert c.led.kind == "none"  # no light unless one is configured: a desktop has no GPIO
 
 
 def test_a_file_overrides_only_what_it_names(tmp_path: Path) -> None:

@@ -188,6 +188,8 @@ def test_a_slow_processor_drops_the_oldest_frames_counted_and_bounded(store: Mat
     assert stats.frames_processed == 1 + q and stats.frames_dropped == n - 1 - q
     assert stats.frame_queue_peak <= q
     assert proc.seen == [0] + list(range(n - q, n))  # the freshest frames survive
+    # ... and the processor is told what it missed, as a gap like the source's own.
+    assert proc.gaps == [Gap(0.0, (n - q) / 10.0, n - 1 - q, "dropped_behind")]
 
 
 def test_a_slow_display_never_holds_up_capture_or_refereeing(store: MatchStore) -> None:

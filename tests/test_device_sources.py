@@ -206,7 +206,7 @@ def test_a_missing_or_unreadable_file_is_one_clear_error(tmp_path: Path) -> None
 # --- the spec parser -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, spec", [
-    ("picamera2", SourceSpec("picamera2", "gs")),
+    ("picamera2", SourceSpec("picamera2", None)),
     ("picamera2:cm3_120", SourceSpec("picamera2", "cm3_120")),
     ("v4l2:0", SourceSpec("v4l2", 0)),
     ("/dev/video2", SourceSpec("v4l2", 2)),
@@ -224,6 +224,36 @@ def test_source_specs(text: str, spec: SourceSpec) -> None:
 def test_bad_source_specs_say_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(SourceError, match=message):
         parse_source_spec(text)
+
+
+def test_capture_uses_device_times_when_the_backend_gives_them_and_counts_lost_frames() -> None:
+    times_ms = iter([1000.0, 1033.3, 1133.3])  # 30 fps, then two frames missing
+
+    class DeviceTimed:
+        def __init__(self, *a: object) -> None:
+            self.t = 0.0
+
+        def isOpened(self) -> bool:
+            return True
+
+        def set(self, prop: int, value: float) -> bool:
+            return True
+
+        def get(self, prop: int) -> float:
+            return 30.0 if prop == cv2.CAP_PROP_FPS else self.t
+
+        def read(self) -> tuple[bool, np.ndarray]:
+            self.t = next(times_ms)
+            return True, np.zeros((2, 2, 3), np.uint8)
+
+        def release(self) -> None:
+            pass
+
+    from device.sources import OpenCVCapture
+    with OpenCVCapture(0, clock=lambda: 99.0, capture_factory=DeviceTimed) as src:
+        got = [src.read() for _ in range(3)]
+    assert [f.t for f in got] == pytest.approx([1.0, 1.0333, 1.1333])
+    assert [f.index for f in got] == [0, 1, 4] and src.frames_lost == 2
 
 
 def test_v4l2_capture_opens_with_the_v4l2_backend_and_times_frames_with_the_clock() -> None:

@@ -1,7 +1,8 @@
 """OpenCV sources: a live capture (USB/V4L2 camera, RTSP or HTTP stream) and a video file.
 
-A live capture is timestamped with the injected monotonic clock when ``read()`` returns: V4L2 and network backends
-do not report a trustworthy capture time through ``CAP_PROP_POS_MSEC``. A file is timestamped from the container
+A live capture is timestamped by the device when the backend reports increasing buffer times
+(``CAP_PROP_POS_MSEC``: V4L2 does), else with the injected monotonic clock when ``read()`` returns. Lost frames are
+counted only from device times: a late read is not a lost frame, since the driver queues what arrived. A file is timestamped from the container
 (``CAP_PROP_POS_MSEC``), else from its index and frame rate, and is played at its own rate (sleeping on the
 injected clock) or as fast as it decodes.
 """
@@ -31,6 +32,7 @@ class OpenCVCapture:
         self._cap: Any = None
         self._index = 0
         self._last_t: float | None = None
+        self._device_times = True
         self.frames_lost = 0
 
     def __enter__(self) -> "OpenCVCapture":
@@ -62,8 +64,12 @@ class OpenCVCapture:
         if not ok or image is None:
             # A live source has no end: no frame means the camera went away or the stream dropped.
             raise SourceError(f"{self.name}: no frame (camera unplugged or stream down)")
-        t = self._clock()
-        if self._last_t is not None:
+        device_t = float(self._cap.get(cv2.CAP_PROP_POS_MSEC) or 0.0) / 1000.0
+        from_device = device_t > 0 and (self._last_t is None or device_t > self._last_t) and self._device_times
+        t = device_t if from_device else self._clock()
+        if not from_device:
+            self._device_times = False  # one frame without a device time: the clock for the rest of the session
+        elif self._last_t is not None:
             lost = frames_missing(t - self._last_t, self.fps)
             self.frames_lost += lost
             self._index += lost

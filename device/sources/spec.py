@@ -24,7 +24,7 @@ STREAM_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://")
 @dataclass(frozen=True)
 class SourceSpec:
     kind: str  # "picamera2" | "v4l2" | "stream" | "file"
-    target: str | int  # camera mode, device number, URL or path
+    target: str | int | None  # camera mode (None: the configured one), device number, URL or path
 
     @property
     def live(self) -> bool:
@@ -34,7 +34,7 @@ class SourceSpec:
 def parse_source_spec(text: str) -> SourceSpec:
     spec = text.strip()
     if spec == "picamera2":
-        return SourceSpec("picamera2", DEFAULT_MODE)
+        return SourceSpec("picamera2", None)
     if spec.startswith("picamera2:"):
         mode = spec.partition(":")[2]
         if mode not in CAMERA_MODES:
@@ -55,8 +55,8 @@ def parse_source_spec(text: str) -> SourceSpec:
     raise SourceError(f"--camera {text!r}: not a source (picamera2[:MODE], v4l2:N, rtsp://..., file:PATH)")
 
 
-def open_source(spec: SourceSpec, *, exposure_us: int = 2000, analogue_gain: float = 4.0, stream: str = "lores",
-                camera_num: int = 0, realtime: bool = True, backoff_initial: float = 0.5,
+def open_source(spec: SourceSpec, *, mode: str = DEFAULT_MODE, exposure_us: int = 2000,
+                analogue_gain: float = 4.0, stream: str = "lores", camera_num: int = 0, realtime: bool = True, backoff_initial: float = 0.5,
                 backoff_max: float = 10.0, clock: Callable[[], float] = time.monotonic,
                 sleep: Callable[[float], None] | None = None,
                 picamera2_factory: Callable[..., object] | None = None) -> FrameSource | ReconnectingSource:
@@ -69,10 +69,10 @@ def open_source(spec: SourceSpec, *, exposure_us: int = 2000, analogue_gain: flo
 
     def opener() -> FrameSource:
         if spec.kind == "picamera2":
-            return Picamera2Source(str(spec.target), camera_num=camera_num, exposure_us=exposure_us,
+            return Picamera2Source(str(spec.target or mode), camera_num=camera_num, exposure_us=exposure_us,
                                    analogue_gain=analogue_gain, stream=stream, picamera2_factory=picamera2_factory)
         return OpenCVCapture(spec.target, clock=clock)
 
-    name = f"picamera2:{spec.target}" if spec.kind == "picamera2" else str(spec.target)
+    name = f"picamera2:{spec.target or mode}" if spec.kind == "picamera2" else str(spec.target)
     return ReconnectingSource(opener, name=name, clock=clock, sleep=sleep, backoff_initial=backoff_initial,
                               backoff_max=backoff_max)
