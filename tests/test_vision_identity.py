@@ -1,0 +1,112 @@
+"""Ball identity from colour: per-discipline kinds, solids against stripes, the dotted white, learning a camera."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from rules.tables import DEFAULT_PRESET, preset
+from tests.vision_scenes import BallSpec, Scene, empty_frame, random_positions, render
+from vision.detection import BallDetector
+from vision.identity import ColourModel, ball_features
+
+
+def _setup(discipline: str):
+    table = preset(DEFAULT_PRESET[discipline])
+    cam = CameraModel.overhead(table, (1456, 1088), dist=(-0.12, 0.03, 0.0, 0.0, 0.0))
+    det = BallDetector(cam, table)
+    return table, cam, det
+
+
+def _frames(discipline: str, model: ColourModel, n: int, seed: int, cast=(1.0, 1.0, 1.0)):
+    """Rendered frames with every kind once, randomly placed and turned; yields (frame, detections, true kinds)."""
+    table, cam, det = _setup(discipline)
+    gain = np.array(cast)
+    bg = det.background_from_frames([np.clip(empty_frame(cam, table) * gain, 0, 255).astype(np.uint8)])
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        pos = random_positions(table, len(model.kinds), rng)
+        balls = [BallSpec(p, k.bgr, k.pattern, tuple(rng.normal(0.0, 2.0, 3))) for p, k in zip(pos, model.kinds)]
+        frame = np.clip(render(Scene(cam, table, tuple(balls)), rng) * gain, 0, 255).astype(np.uint8)
+        d = det.detect(frame, 0.0, bg)
+        truth = [model.kinds[int(np.argmin(np.linalg.norm(np.array(pos) - xy, axis=1)))].name for xy in d.xy]
+        yield frame, d, truth
+
+
+def _accuracy(model: ColourModel, frames) -> tuple[float, Counter]:
+    hits, total, errors = 0, 0, Counter()
+    for frame, d, truth in frames:
+        probs = model.kind_probs(ball_features(frame, d.px, d.radius_px))
+        for p, t in zip(probs, truth):
+            guess = model.kind_names[int(np.argmax(p))]
+            hits += guess == t
+            total += 1
+            if guess != t:
+                errors[(t, guess)] += 1
+    return hits / total, errors
+
+
+@pytest.mark.parametrize("discipline", ["sinuca", "chapo"])
+def test_plain_coloured_balls_are_told_apart_by_colour(discipline):
+    model = ColourModel(discipline, reds=3)
+    acc, errors = _accuracy(model, _frames(discipline, model, 3, seed=1))
+    assert acc == 1.0, errors
+
+
+def test_pool_solids_and_stripes_are_told_apart_by_the_white_fraction():
+    model = ColourModel("bilhar")
+    acc, errors = _accuracy(model, _frames("bilhar", model, 4, seed=2))
+    # Measured 0.88: a stripe turned with its band at the rim shows almost only white, and reads as the cue.
+    assert acc >= 0.8, errors
+    stripes_as_solids = sum(v for (t, g), v in errors.items() if int(t if t != "cue" else 0) > 8
+                            and g != "cue" and int(g) < 8)
+    assert stripes_as_solids <= 2
+
+
+def test_the_carom_balls_and_the_dotted_spot_white():
+    model = ColourModel("three_cushion")
+    acc, errors = _accuracy(model, _frames("three_cushion", model, 8, seed=3))
+    # The red is never confused; the two whites only when no dot faces the camera (the tracker carries them).
+    assert not any("red" in pair for pair in errors)
+    assert acc >= 0.75, errors
+
+
+def test_a_yellow_spot_ball_is_its_own_colour():
+    model = ColourModel("three_cushion", spot="yellow")
+    acc, errors = _accuracy(model, _frames("three_cushion", model, 3, seed=4))
+    assert acc == 1.0, errors
+
+
+def test_class_probs_cover_every_ball_id_and_share_a_kind_among_its_ids():
+    model = ColourModel("sinuca", reds=6)
+    assert model.classes[:2] == ("cue", "red1") and "black" in model.classes and len(model.classes) == 13
+    frame, d, truth = next(_frames("sinuca", model, 1, seed=5))
+    out = model.identify(frame, d)
+    assert out.classes == model.classes
+    np.testing.assert_allclose(out.class_probs.sum(axis=1), 1.0)
+    reds = [model.classes.index(f"red{i}") for i in range(1, 7)]
+    i = truth.index("red")
+    np.testing.assert_allclose(out.class_probs[i, reds], out.class_probs[i, reds[0]])
+    assert out.class_probs[i, reds].sum() > 0.9
+
+
+def test_fitting_on_the_opening_layout_undoes_a_colour_cast():
+    """A warm white balance (blue down, red up) moves every colour; the defaults then misread several balls, and
+    one frame with known ids teaches the camera's colours."""
+    model = ColourModel("sinuca", reds=3)
+    cast = (0.7, 0.95, 1.3)
+    frames = list(_frames("sinuca", model, 4, seed=6, cast=cast))
+    default_acc, _ = _accuracy(model, frames[1:])
+    f0, d0, t0 = frames[0]
+    fitted = model.fit(ball_features(f0, d0.px, d0.radius_px), t0)
+    fitted_acc, errors = _accuracy(fitted, frames[1:])
+    assert fitted_acc == 1.0, errors
+    assert fitted_acc > default_acc
+
+
+def test_unknown_spot_marking_is_refused():
+    with pytest.raises(ValueError):
+        ColourModel("three_cushion", spot="stripes")

@@ -1,0 +1,186 @@
+"""Which ball is which, from colour: class probabilities for each detection.
+
+Per ball, from the pixels within 0.75 of its radius (the rim is shaded and mixed with the cloth), in CIE Lab:
+
+- ``white_frac``: the share of white pixels (low chroma, bright): 1 for a cue ball, about half for a pool stripe,
+  a few hundredths for a solid (its number circle);
+- ``dot_frac``: the share of strongly coloured pixels: the red dots on a carom spot white (a plain white has none);
+- the body colour: the median L, a, b of the pixels that are not white (of all of them for a white ball).
+
+Each kind of the discipline (``vision.ball_colours``) is a diagonal Gaussian over these five features. The default
+means come from the true colours (a lit ball's median is close to its colour under the lamp); ``fit`` replaces
+them by what this camera sees, from balls whose ids are known (the opening layout puts each ball on its spot).
+Probabilities are spread evenly over the ids a kind stands for (the reds), which the tracker then tells apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from rules.balls import MAX_REDS
+from vision.ball_colours import Kind, kinds_for
+from vision.detections import Detections
+
+FEATURES = ("L", "a", "b", "white_frac", "dot_frac")
+_WHITE_CHROMA = 14.0  # Lab chroma below which a pixel is white or grey
+_WHITE_L = 55.0  # ... and lightness above which it is white, not a shaded grey or black
+_DOT_CHROMA = 30.0
+_INNER = 0.75
+
+
+def _lab(bgr: tuple[int, int, int]) -> np.ndarray:
+    px = np.array([[bgr]], np.float32) / 255.0
+    return cv2.cvtColor(px, cv2.COLOR_BGR2Lab)[0, 0].astype(np.float64)
+
+
+def ball_crops(frame: np.ndarray, px: np.ndarray, radius: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray,
+                                                                                                    np.ndarray]:
+    """Square crops (N, S, S, 3) uint8 around each ball and the disc masks (N, S, S) of the inner pixels."""
+    n = len(px)
+    half = int(np.ceil(float(np.max(radius)) * scale)) + 1 if n else 1
+    size = 2 * half + 1
+    h, w = frame.shape[:2]
+    origin = np.round(px).astype(int) - half
+    origin[:, 0] = np.clip(origin[:, 0], 0, w - size)
+    origin[:, 1] = np.clip(origin[:, 1], 0, h - size)
+    crops = np.empty((n, size, size, 3), np.uint8)
+    for i, (x, y) in enumerate(origin):
+        crops[i] = frame[y:y + size, x:x + size]
+    g = np.arange(size, dtype=np.float64)
+    dx = g[None, None, :] + origin[:, 0, None, None] - px[:, 0, None, None]
+    dy = g[None, :, None] + origin[:, 1, None, None] - px[:, 1, None, None]
+    inner = dx * dx + dy * dy <= (radius[:, None, None] * scale) ** 2
+    return crops, inner
+
+
+def ball_features(frame: np.ndarray, px: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """The colour features (N, 5) of balls seen at ``px`` (N, 2) with silhouette radii ``radius`` (N,)."""
+    px = np.asarray(px, dtype=np.float64).reshape(-1, 2)
+    radius = np.asarray(radius, dtype=np.float64).reshape(-1)
+    n = len(px)
+    if n == 0:
+        return np.zeros((0, len(FEATURES)))
+    crops, inner = ball_crops(frame, px, radius, _INNER)
+    size = crops.shape[1]
+    lab = cv2.cvtColor(crops.reshape(n * size, size, 3).astype(np.float32) * (1 / 255.0),
+                       cv2.COLOR_BGR2Lab).reshape(n, size, size, 3)
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    white = (chroma < _WHITE_CHROMA) & (lab[..., 0] > _WHITE_L) & inner
+    dots = (chroma > _DOT_CHROMA) & inner
+    count = np.maximum(inner.sum(axis=(1, 2)), 1)
+    white_frac = white.sum(axis=(1, 2)) / count
+    dot_frac = dots.sum(axis=(1, 2)) / count
+    body = inner & ~white
+    # Mostly white balls: their body colour is their white (the dots are too few to be a colour).
+    body = np.where((body.sum(axis=(1, 2)) < 0.15 * count)[:, None, None], inner, body)
+    vals = np.where(body[..., None], lab, np.nan).reshape(n, -1, 3)
+    med = np.nanmedian(vals, axis=1)
+    return np.column_stack([med, white_frac, dot_frac])
+
+
+@dataclass(frozen=True)
+class KindModel:
+    kind: Kind
+    mean: np.ndarray  # (5,)
+    sigma: np.ndarray  # (5,)
+
+
+def _default_model(kind: Kind) -> KindModel:
+    lab = _lab(kind.bgr)
+    white, dot = {"plain": (0.02, 0.0), "solid": (0.06, 0.9), "stripe": (0.5, 0.45), "dots": (0.9, 0.04)}[
+        kind.pattern]
+    if kind.bgr[0] > 200 and kind.bgr[1] > 200 and kind.bgr[2] > 200:  # a white ball
+        white = 0.97 if kind.pattern == "plain" else 0.9
+    elif kind.pattern == "plain":
+        dot = 0.9 if np.hypot(lab[1], lab[2]) > _DOT_CHROMA else 0.1
+    sigma_white = 0.25 if kind.pattern == "stripe" else 0.1
+    sigma_dot = 0.025 if dot < 0.1 else 0.3
+    return KindModel(kind, np.array([lab[0], lab[1], lab[2], white, dot]),
+                     np.array([14.0, 12.0, 12.0, sigma_white, sigma_dot]))
+
+
+class ColourModel:
+    """Per-kind Gaussian colour model of one discipline's balls; ``identify`` fills ``class_probs``."""
+
+    def __init__(self, discipline: str, reds: int = MAX_REDS, spot: str = "dots",
+                 models: Sequence[KindModel] | None = None, temperature: float = 1.0) -> None:
+        self.discipline = discipline
+        self.kinds = kinds_for(discipline, reds, spot)
+        self.models = tuple(models) if models is not None else tuple(_default_model(k) for k in self.kinds)
+        if [m.kind.name for m in self.models] != [k.name for k in self.kinds]:
+            raise ValueError("models must follow the discipline's kinds in order")
+        self.temperature = float(temperature)
+        self.classes: tuple[str, ...] = tuple(i for k in self.kinds for i in k.ids)
+        # classes x kinds: how a kind's probability is shared among its ids.
+        share = np.zeros((len(self.classes), len(self.kinds)))
+        col = 0
+        for j, k in enumerate(self.kinds):
+            share[col:col + len(k.ids), j] = 1.0 / len(k.ids)
+            col += len(k.ids)
+        self._share = share
+        self._kind_index = {k.name: j for j, k in enumerate(self.kinds)}
+
+    @property
+    def kind_names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.kinds)
+
+    def kind_log_likelihood(self, features: np.ndarray) -> np.ndarray:
+        """(N, n_kinds) log-likelihoods of feature rows (N, 5)."""
+        mean = np.stack([m.mean for m in self.models])
+        sigma = np.stack([m.sigma for m in self.models])
+        z = (features[:, None, :] - mean[None]) / sigma[None]
+        return -0.5 * np.sum(z * z, axis=2) - np.log(sigma).sum(axis=1)[None]
+
+    def kind_probs(self, features: np.ndarray) -> np.ndarray:
+        """(N, n_kinds) posterior over kinds, with a prior uniform over ball ids: a snooker ball is a red more
+        often than a brown, fifteen times more at the break."""
+        prior = np.log([len(k.ids) for k in self.kinds])
+        ll = self.kind_log_likelihood(features) / self.temperature + prior[None]
+        ll -= ll.max(axis=1, keepdims=True)
+        p = np.exp(ll)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def class_probs(self, features: np.ndarray) -> np.ndarray:
+        """(N, n_classes) probabilities over the discipline's ball ids, rows summing to 1."""
+        return self.kind_probs(features) @ self._share.T
+
+    def identify(self, frame: np.ndarray, detections: Detections) -> Detections:
+        """The detections with ``classes`` and ``class_probs`` filled in from the frame's colours."""
+        feats = ball_features(frame, detections.px, detections.radius_px)
+        probs = self.class_probs(feats) if len(detections) else np.zeros((0, len(self.classes)))
+        return replace(detections, classes=self.classes, class_probs=probs)
+
+    def fit(self, features: np.ndarray, kinds: Sequence[str], min_sigma: Sequence[float] = (3.0, 3.0, 3.0, 0.04,
+                                                                                              0.01)) -> "ColourModel":
+        """A model whose kinds seen in ``kinds`` (one name per feature row) take the observed means and spreads
+        (never tighter than ``min_sigma``); unseen kinds keep their defaults, shifted by the average offset of the
+        seen ones in L, a, b (the camera's white balance and exposure move every colour alike)."""
+        features = np.asarray(features, dtype=np.float64)
+        kinds = list(kinds)
+        floor = np.asarray(min_sigma, dtype=np.float64)
+        offsets = []
+        fitted: dict[str, KindModel] = {}
+        for m in self.models:
+            rows = features[[k == m.kind.name for k in kinds]]
+            if len(rows) == 0:
+                continue
+            mean = rows.mean(axis=0)
+            spread = rows.std(axis=0) if len(rows) > 1 else np.zeros(len(FEATURES))
+            sigma = np.maximum(np.maximum(spread * 1.2, floor), m.sigma * 0.2)
+            fitted[m.kind.name] = KindModel(m.kind, mean, sigma)
+            offsets.append(mean[:3] - m.mean[:3])
+        shift = np.mean(offsets, axis=0) if offsets else np.zeros(3)
+        models = []
+        for m in self.models:
+            if m.kind.name in fitted:
+                models.append(fitted[m.kind.name])
+            else:
+                models.append(KindModel(m.kind, np.concatenate([m.mean[:3] + shift, m.mean[3:]]), m.sigma))
+        out = ColourModel.__new__(ColourModel)
+        out.__dict__.update(self.__dict__)
+        out.models = tuple(models)
+        return out
