@@ -48,7 +48,8 @@ Options (``--option KEY=VALUE``), each a reading of the text with its default:
 Other readings, fixed:
 
 - The push into a touching ball (Art. 23.2.b, 41.4) is left to the referee (``override``).
-- The balls in play are those of the shot's ``start`` (what the camera sees), plus any ball its events name; a start
+- The balls in play are those of the shot's ``start`` (what the camera sees) that the frame still has (the previous
+  shot's end and its re-spots: a potted red listed again is ignored), plus any such ball its events name; a start
   that lists no object ball means the balls left by the previous shot and its re-spots.
 - A strike on a ball other than ``cue`` is playing with the wrong ball (Art. 42.2, 7 points). A first contact with a
   ball not on is Art. 41.14, the variable penalty (DESIGN.md section 7); a nominated ball out of the sequence is
@@ -401,13 +402,18 @@ class SinucaReferee:
         self._check_ids(shot, record)
         shooter = state.to_play
         opponent = other_side(shooter)
+        # The balls in play: those of the start that the frame still has (the previous shot's end and its re-spots),
+        # so a start copied from an earlier position cannot bring back a ball already potted.
+        known = state.balls
         start_obj = {b: p for b, p in shot.start.items() if b != "cue"}
-        positions: dict[str, Point] = dict(start_obj) if start_obj else dict(state.balls)
+        positions: dict[str, Point] = {b: p for b, p in start_obj.items() if b in known} or dict(start_obj)
+        if not start_obj:
+            positions = dict(known)
         for e in shot.events:
             for b in ([e.ball] if e.ball else []) + (list(e.balls) if e.balls else []):
-                if b != "cue" and b not in positions:
-                    positions[b] = state.balls.get(b) or shot.end.get(b) or rack(self.table, self.reds).get(b) \
-                        or self.table.spots.get(b, (self.table.width / 2, self.table.length / 2))
+                if b != "cue" and b not in positions and (b in known or not known):
+                    positions[b] = known.get(b) or shot.end.get(b) or self.table.spots.get(
+                        b, (self.table.width / 2, self.table.length / 2))
         kind, on = self._ball_on(state, positions)
         if kind == "sequence" and on is None:
             raise LogError(record, "start", "no object ball on the table")
@@ -438,8 +444,10 @@ class SinucaReferee:
         cue_at = shot.start.get("cue")
         resting = set() if cue_at is None else {
             b for b, p in shot.start.items() if b != "cue" and math.dist(p, cue_at) <= 2 * self.radius + self.touching_mm}
-        potted = tuple(dict.fromkeys(e.ball for e in events if e.type is EventType.POCKET))
-        off = tuple(dict.fromkeys(e.ball for e in events if e.type is EventType.OFF_TABLE and e.ball not in potted))
+        in_play = set(positions) | {"cue"}
+        potted = tuple(dict.fromkeys(e.ball for e in events if e.type is EventType.POCKET and e.ball in in_play))
+        off = tuple(dict.fromkeys(e.ball for e in events
+                                  if e.type is EventType.OFF_TABLE and e.ball not in potted and e.ball in in_play))
         obj_potted = [b for b in potted if b != "cue"]
 
         # The aim: what the cue ball must hit first and what it may pot.

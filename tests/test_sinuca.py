@@ -964,3 +964,14 @@ def test_override_turn_keeps_after_a_plain_miss_leaves_a_red_on():
     g.shot("red1", cue_to=OPEN_CUE)
     g.control("override", turn="keeps")
     assert g.match.referee.next_shooter(g.state) == "A" and g.match.verdicts[-1].extra["ball_on"] == "red"
+
+
+def test_art_16_a_start_copied_from_before_cannot_bring_a_potted_red_back():
+    lay = one_red()
+    g = Game(lay)
+    g.shot("red1", "red1", start=lay, cue_to=OPEN_CUE)
+    g.shot("black", "black", nominated="black", start={**lay, "cue": OPEN_CUE}, cue_to=OPEN_CUE)
+    v = g.shot("yellow", "yellow", start={**lay, "cue": OPEN_CUE}, cue_to=OPEN_CUE)  # red1 still listed
+    assert v["foul"] is None and v["points"]["A"] == 2 and v["respot"] == [] and v["ball_on"] == "green"
+    v = g.shot("green", ["green", "red1"], start={**lay, "cue": OPEN_CUE}, cue_to=OPEN_CUE)  # a stale event
+    assert v["points"]["A"] == 3 and v["score"]["A"] == 13
