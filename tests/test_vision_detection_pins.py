@@ -1,0 +1,63 @@
+"""Chapó pins: standing on their spots or down, and where a fallen pin lies; balls near a pin change nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from rules.balls import CHAPO_PINS
+from rules.tables import chapo_pin_spots, preset
+from tests.vision_scenes import WHITE, BallSpec, PinSpec, Scene, empty_frame, render
+from vision.detection import BallDetector
+from vision.pins import PinDetector
+
+CHAPO = preset("chapo")
+SPOTS = chapo_pin_spots(CHAPO)
+CAM = CameraModel.overhead(CHAPO, (1456, 1088), dist=(-0.12, 0.03, 0.0, 0.0, 0.0))
+
+
+@pytest.fixture(scope="module")
+def setup():
+    balls = BallDetector(CAM, CHAPO)
+    background = balls.background_from_frames([empty_frame(CAM, CHAPO)])
+    return balls, background
+
+
+def _frame(pins, balls=()):
+    return render(Scene(CAM, CHAPO, tuple(balls), pins=tuple(pins)), np.random.default_rng(1))
+
+
+def test_all_five_pins_standing(setup):
+    balls, background = setup
+    frame = _frame([PinSpec(SPOTS[p]) for p in CHAPO_PINS])
+    obs = PinDetector(CAM, CHAPO).observe(frame, 0.0, background, balls.detect(frame, 0.0, background))
+    assert set(obs.standing) == set(CHAPO_PINS) and not obs.down
+
+
+def test_knocked_pins_are_down_where_they_lie(setup):
+    balls, background = setup
+    lying = {"king": (SPOTS["king"][0] + 40.0, SPOTS["king"][1] + 15.0),
+             "lat_right": (SPOTS["lat_right"][0] + 70.0, SPOTS["lat_right"][1] - 50.0)}
+    pins = [PinSpec(SPOTS[p]) for p in CHAPO_PINS if p not in lying]
+    pins += [PinSpec(xy, down_direction=(1.0, 0.4)) for xy in lying.values()]
+    frame = _frame(pins)
+    obs = PinDetector(CAM, CHAPO).observe(frame, 0.0, background, balls.detect(frame, 0.0, background))
+    assert set(obs.standing) == set(CHAPO_PINS) - set(lying)
+    assert set(obs.down) == set(lying)
+    for pin, xy in lying.items():
+        assert np.hypot(*(np.array(obs.down[pin]) - xy)) < 12.0
+
+
+def test_a_ball_against_a_pin_neither_hides_nor_fells_it(setup):
+    balls, background = setup
+    r = CHAPO.ball_radius
+    spot = SPOTS["lat_top"]
+    ball = BallSpec((spot[0] + r + CHAPO.pin_base_diameter / 2 + 1.0, spot[1]), WHITE)
+    pins = [PinSpec(SPOTS[p]) for p in CHAPO_PINS if p != "lat_left"]
+    frame = _frame(pins, [ball])
+    det = balls.detect(frame, 0.0, background)
+    assert len(det) == 1, "a pin is not a ball"
+    obs = PinDetector(CAM, CHAPO).observe(frame, 0.0, background, det)
+    assert set(obs.standing) == set(CHAPO_PINS) - {"lat_left"}
+    assert set(obs.down) == {"lat_left"}

@@ -1,0 +1,141 @@
+"""Chapó pins in one frame: which stand on their spots, and where the fallen ones lie.
+
+A standing pin is seen from above as the outline of its cylinder from base to top, which the camera model gives
+at each spot (near the table centre, under the camera, nearly a disc a few pixels across). A pin stands when most
+of that outline differs from the empty table, counting only the part no ball covers (a ball resting against a pin
+must not hold it up, nor knock it down). A fallen pin is a small elongated blob, about its length by its width,
+within reach of the pin cross, that no ball and no standing pin explains; fallen pins are matched to such blobs
+nearest to their own spot first. The work is done at full resolution in one window over the pin cross: a pin is
+only about 6 px wide at 1456 x 1088.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import cv2
+import numpy as np
+
+from calibration.camera import CameraModel
+from rules.balls import CHAPO_PINS
+from rules.tables import TableSpec, chapo_pin_spots
+from vision.background import BackgroundModel, DifferenceParams, soft_difference
+from vision.detections import Detections, PinObservation
+
+
+@dataclass(frozen=True)
+class PinConfig:
+    reach_mm: float = 380.0  # how far from the king's spot a fallen pin is looked for
+    standing_fill: float = 0.5  # share of a pin's visible outline that must differ from the cloth
+    min_visible: float = 0.3  # below this share of the outline left uncovered by balls, keep the last state
+    difference: DifferenceParams = field(default_factory=DifferenceParams)
+
+
+class PinDetector:
+    """Pin states for one camera and one Chapó table. Keeps each pin's last state for frames in which a ball
+    hides its spot."""
+
+    def __init__(self, camera: CameraModel, table: TableSpec, config: PinConfig | None = None,
+                 spots: Mapping[str, tuple[float, float]] | None = None) -> None:
+        self.camera = camera
+        self.table = table
+        self.config = config or PinConfig()
+        all_spots = chapo_pin_spots(table) if spots is None else dict(spots)
+        self.spots = {p: all_spots[p] for p in CHAPO_PINS if p in all_spots}
+        centre = np.array(self.spots.get("king", (table.width / 2, table.length / 2)))
+        reach = self.config.reach_mm
+        corners = centre + np.array([[-reach, -reach], [reach, -reach], [reach, reach], [-reach, reach]])
+        px = np.concatenate([camera.table_to_image(corners, 0.0), camera.table_to_image(corners, table.pin_height)])
+        w, h = camera.image_size
+        x0, y0 = np.maximum(np.floor(px.min(axis=0)).astype(int), 0)
+        x1, y1 = np.minimum(np.ceil(px.max(axis=0)).astype(int) + 1, [w, h])
+        self.window = (slice(y0, y1), slice(x0, x1))
+        self._origin = np.array([x0, y0])
+        shape = (y1 - y0, x1 - x0)
+        # Where the fallen pins may lie (the reach, as seen on the cloth).
+        self._reach_mask = np.zeros(shape, np.uint8)
+        cv2.fillConvexPoly(self._reach_mask, np.round(camera.table_to_image(corners, 0.0) - self._origin)
+                           .astype(np.int32), 1)
+        self._outlines = {p: self._outline_mask(xy, shape) for p, xy in self.spots.items()}
+        ppm = float(camera.pixels_per_mm(centre, 0.0))
+        self._lying_area = table.pin_height * table.pin_base_diameter * ppm * ppm
+        self._pin_width_px = table.pin_base_diameter * ppm
+        self._last: dict[str, bool] = {p: True for p in self.spots}
+
+    def _outline_mask(self, xy: tuple[float, float], shape: tuple[int, int]) -> np.ndarray:
+        rb = self.table.pin_base_diameter / 2
+        ang = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+        ring = np.stack([np.cos(ang), np.sin(ang)], 1) * rb * 0.8 + np.asarray(xy)
+        pts = np.concatenate([self.camera.table_to_image(ring, 0.0),
+                              self.camera.table_to_image(ring, self.table.pin_height)]) - self._origin
+        m = np.zeros(shape, np.uint8)
+        cv2.fillConvexPoly(m, cv2.convexHull(np.round(pts * 16).astype(np.int32)), 1, shift=4)
+        return m.astype(bool)
+
+    def reset(self) -> None:
+        """All pins standing again (the pins are set up for a new game)."""
+        self._last = {p: True for p in self.spots}
+
+    def observe(self, frame: np.ndarray, t: float, background: BackgroundModel,
+                balls: Detections | None = None) -> PinObservation:
+        win = self.window
+        fg = soft_difference(np.ascontiguousarray(frame[win]), background.full.unit[win], background.full.norm[win],
+                             self.config.difference)
+        covered = np.zeros(fg.shape, np.uint8)
+        if balls is not None:
+            for (x, y), r in zip(balls.px - self._origin, balls.radius_px):
+                cv2.circle(covered, (int(round(x)), int(round(y))), int(np.ceil(r * 1.15)) + 1, 1, -1)
+        covered_b = covered.astype(bool)
+        standing: dict[str, tuple[float, float]] = {}
+        fallen: list[str] = []
+        for pin, outline in self._outlines.items():
+            visible = outline & ~covered_b
+            share = visible.sum() / max(outline.sum(), 1)
+            if share < self.config.min_visible:
+                up = self._last[pin]
+            else:
+                up = float(fg[visible].mean()) >= self.config.standing_fill
+            self._last[pin] = up
+            if up:
+                standing[pin] = self.spots[pin]
+            else:
+                fallen.append(pin)
+        down = self._place_fallen(fg, covered_b, standing, fallen)
+        return PinObservation(t, standing, down)
+
+    def _place_fallen(self, fg: np.ndarray, covered: np.ndarray, standing: Mapping[str, tuple[float, float]],
+                      fallen: list[str]) -> dict[str, tuple[float, float]]:
+        if not fallen:
+            return {}
+        free = (fg > 0.5) & ~covered & self._reach_mask.astype(bool)
+        for pin in standing:
+            free &= ~cv2.dilate(self._outlines[pin].astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+        n, labels, stats, centroids = cv2.connectedComponentsWithStats(free.astype(np.uint8), connectivity=8)
+        blobs = []
+        for i in range(1, n):
+            area = stats[i, cv2.CC_STAT_AREA]
+            if not 0.35 * self._lying_area <= area <= 2.5 * self._lying_area:
+                continue
+            ys, xs = np.nonzero(labels[stats[i, 1]:stats[i, 1] + stats[i, 3], stats[i, 0]:stats[i, 0] + stats[i, 2]]
+                                == i)
+            pts = np.stack([xs, ys], 1).astype(np.float64)
+            ev = np.linalg.eigvalsh(np.cov(pts.T)) if len(pts) > 2 else np.array([1.0, 1.0])
+            if ev[1] < 2.0 * ev[0]:
+                continue  # round: a chalk cube, a hand's tip, not a lying pin
+            c = centroids[i] + self._origin
+            blobs.append(self.camera.image_to_table(c, self.table.pin_base_diameter / 2))
+        out: dict[str, tuple[float, float]] = {}
+        # Nearest pairs first: each fallen pin takes the blob closest to its spot.
+        pairs = sorted((float(np.hypot(*(b - np.asarray(self.spots[p])))), p, j) for p in fallen
+                       for j, b in enumerate(blobs))
+        used: set[int] = set()
+        for _, p, j in pairs:
+            if p in out or j in used:
+                continue
+            out[p] = (float(blobs[j][0]), float(blobs[j][1]))
+            used.add(j)
+        # A fallen pin with no blob of its own (under a ball, two pins lying together) lies near its spot.
+        for p in fallen:
+            out.setdefault(p, self.spots[p])
+        return out
