@@ -100,7 +100,12 @@ def cloth_mask(lab: np.ndarray, cloth: ClothModel) -> np.ndarray:
     return ((chroma < cloth.chroma_tol) & light).astype(np.uint8) * 255
 
 
-def _region_holding_centre(mask: np.ndarray) -> np.ndarray:
+def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
+                           cloth: ClothModel | None = None) -> np.ndarray:
+    """The cloth region: a floating-range flood fill from the cloth-coloured pixel nearest the centre (it follows
+    the slow colour drift of vignetting and uneven light, and stops at the sharp cushion edges) inside the pixels
+    of roughly the cloth's colour, united with the strict-colour component there; filled and made convex (a cable
+    or a cue across the cloth must not cut it in two)."""
     h, w = mask.shape
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     n, labels, stats, cents = cv2.connectedComponentsWithStats(mask, connectivity=4)
@@ -112,10 +117,37 @@ def _region_holding_centre(mask: np.ndarray) -> np.ndarray:
     counts[0] = 0
     best = int(np.argmax(counts))
     region = (labels == best).astype(np.uint8) * 255
+    if lab is not None and cloth is not None:
+        f = lab.astype(np.float32)
+        chroma = np.hypot(f[..., 1] - cloth.lab[1], f[..., 2] - cloth.lab[2])
+        cand = (chroma < 3 * cloth.chroma_tol + 10) & (f[..., 0] >= 0.5 * cloth.lab[0])
+        ys, xs = np.nonzero(region[int(0.3 * h):int(0.7 * h), int(0.3 * w):int(0.7 * w)])
+        if len(xs):
+            k = len(xs) // 2
+            seed = (int(xs[k] + int(0.3 * w)), int(ys[k] + int(0.3 * h)))
+            img = lab.copy()
+            img[~cand] = 0
+            ff = np.zeros((h + 2, w + 2), np.uint8)
+            cv2.floodFill(img, ff, seed, 0, (3, 2, 2), (3, 2, 2), 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))
+            flood = cv2.morphologyEx(ff[1:-1, 1:-1], cv2.MORPH_OPEN, np.ones((9, 9), np.uint8))
+            merged = cv2.bitwise_or(region, flood)
+            n2, lab2, st2, _ = cv2.connectedComponentsWithStats(merged, connectivity=4)
+            if n2 > 2:
+                merged = (lab2 == 1 + int(np.argmax(st2[1:, cv2.CC_STAT_AREA]))).astype(np.uint8) * 255
+            # A flood that reached the picture's border where the strict region did not has leaked (a grey
+            # cloth through a thin shadow to a grey floor): keep the strict region then.
+            if _border_run(merged) <= max(_border_run(region), 0.01 * (h + w)):
+                region = merged
     contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     filled = np.zeros_like(region)
-    cv2.drawContours(filled, contours, -1, 255, thickness=cv2.FILLED)
+    hull = cv2.convexHull(max(contours, key=cv2.contourArea))
+    cv2.drawContours(filled, [hull], -1, 255, thickness=cv2.FILLED)
     return filled
+
+
+def _border_run(mask: np.ndarray) -> int:
+    return int(np.count_nonzero(mask[0]) + np.count_nonzero(mask[-1]) + np.count_nonzero(mask[:, 0])
+               + np.count_nonzero(mask[:, -1]))
 
 
 _BORDER_ADVICE = {
@@ -243,30 +275,35 @@ def _fit_line_robust(pts: np.ndarray, iters: int = 6) -> tuple[np.ndarray, np.nd
 
 
 def _side_samples(q: np.ndarray, contour: np.ndarray, n: int, margin: float) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per side: points of the cloth region's contour that belong to it (nearest chord, away from the corners by
-    ``margin`` of its length), thinned to about ``n``, and the chord's outward normal."""
+    """Per side: the stretch of the cloth region's contour between the contour points nearest two adjacent quad
+    corners (so a strongly curved, fisheye side is followed), less ``margin`` of its length at each end (pockets,
+    jaws, rounded corners), thinned to about ``n``; and the chord's outward normal."""
     out = []
     c = q.mean(axis=0)
-    dists, params = [], []
-    for i in range(4):
-        a, b = q[i], q[(i + 1) % 4]
-        ab = b - a
-        t = ((contour - a) @ ab) / (ab @ ab)
-        proj = a + np.clip(t, 0, 1)[:, None] * ab
-        dists.append(np.linalg.norm(contour - proj, axis=1))
-        params.append(t)
-    owner = np.argmin(np.stack(dists), axis=0)
+    idx = [int(np.argmin(np.linalg.norm(contour - corner, axis=1))) for corner in q]
+    m = len(contour)
     for i in range(4):
         a, b = q[i], q[(i + 1) % 4]
         d = (b - a) / np.linalg.norm(b - a)
         nrm = np.array([-d[1], d[0]])
         if ((a + b) / 2 - c) @ nrm < 0:
             nrm = -nrm
-        t = params[i]
-        sel = np.flatnonzero((owner == i) & (t > margin) & (t < 1 - margin))
-        if len(sel) > n:
-            sel = sel[np.argsort(t[sel])][np.linspace(0, len(sel) - 1, n).astype(int)]
-        out.append((contour[sel], np.repeat(nrm[None], len(sel), axis=0)))
+        i0, i1 = idx[i], idx[(i + 1) % 4]
+        # The contour runs one way round; take the stretch from corner i to corner i+1 that does not hold the
+        # other two corners.
+        fwd = (np.arange(m) - i0) % m
+        span = (i1 - i0) % m
+        others = [(idx[j] - i0) % m for j in range(4) if j not in (i, (i + 1) % 4)]
+        if any(0 < o < span for o in others):
+            seg = contour[(i0 - np.arange((i0 - i1) % m + 1)) % m]
+        else:
+            seg = contour[(i0 + np.arange(span + 1)) % m]
+        del fwd
+        k0 = int(margin * len(seg))
+        seg = seg[k0:len(seg) - k0]
+        if len(seg) > n:
+            seg = seg[np.linspace(0, len(seg) - 1, n).astype(int)]
+        out.append((seg, np.repeat(nrm[None], len(seg), axis=0)))
     return out
 
 
@@ -285,7 +322,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
         raise TableNotFound("the picture is blank (no contrast): is the lens covered or the light off?")
     lab_small = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 1.0), cv2.COLOR_BGR2LAB)
     cloth = estimate_cloth(lab_small)
-    filled = _region_holding_centre(cloth_mask(lab_small, cloth))
+    filled = _region_holding_centre(cloth_mask(lab_small, cloth), lab_small, cloth)
     frac = np.count_nonzero(filled) / filled.size
     _check_in_view(filled)
     if frac < 0.08:
@@ -304,7 +341,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
         if len(pts) < 10:
             raise TableNotFound("a cushion is hidden or out of view (too little of its edge is visible)")
         half = max(6.0, 3.0 * scale + 3.0)
-        inward = max(half, 0.09 * float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1))))
+        inward = max(half, 0.06 * float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1))))
         e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward)
         ok = g1 > 0.5
         if ok.sum() < 10:
