@@ -158,6 +158,7 @@ class LiveLoop:
         self._camera_lost_at: float | None = None
         self._last_frame: Frame | None = None  # the last frame processed
         self._source_lost = 0  # frames the source reported lost since it
+        self._pending_gaps: list[Gap] = []  # gaps reported, waiting for the frame that ends them
         self._shot_running = False
         self._acknowledged = False
 
@@ -230,12 +231,15 @@ class LiveLoop:
                     self._drain_events()
                     break
                 continue
-            # Events the source raised before this frame (a gap it ends) were queued before it: take them first.
+            # A gap goes to the processor just before the first frame after it, in order with the frames still
+            # queued from before it (its event may have overtaken them: events are not queued with the frames).
             self._drain_events()
+            self._apply_gaps(until=frame.t)
             self._dropped_gap(frame)
             self._handle(self.processor.process(frame))
             self.stats.frames_processed += 1
             self._last_frame, self._source_lost = frame, 0
+        self._apply_gaps(until=None)
         finish = getattr(self.processor, "finish", None)
         if callable(finish) and self.stats.error is None:
             self._handle(finish())
@@ -257,9 +261,14 @@ class LiveLoop:
                 self._camera_lost_at = None
                 self._publish()
             elif isinstance(item, Gap):
-                self.stats.frames_lost += item.frames_lost
-                self._source_lost += item.frames_lost
-                self._gap(item)
+                self._pending_gaps.append(item)
+
+    def _apply_gaps(self, until: float | None) -> None:
+        while self._pending_gaps and (until is None or self._pending_gaps[0].t_end <= until):
+            gap = self._pending_gaps.pop(0)
+            self.stats.frames_lost += gap.frames_lost
+            self._source_lost += gap.frames_lost
+            self._gap(gap)
 
     def _dropped_gap(self, frame: Frame) -> None:
         """Frames dropped here, behind, are a gap for the processor like those the source lost."""

@@ -378,3 +378,30 @@ def test_make_light_is_what_the_loop_drives(factory: MockFactory) -> None:
     light = make_light(22, pin_factory=factory)
     light.show(Indication.FOUL, now=0.0)
     assert factory.pin(22).state is True
+
+
+def test_a_gap_reaches_the_processor_between_the_frames_around_it_even_when_its_event_overtakes_them(
+        store: MatchStore) -> None:
+    """Regression: the gap's event used to be applied as soon as it was read, before the frames from before the
+    outage still waiting in the queue, which also made the frame after it look like frames dropped behind."""
+    live = store.new_match("three_cushion", ("Ana", "Rui"))
+    from device.sources import CameraLost, CameraRestored
+    gap = Gap(2.0, 8.0, 59, "camera_lost")
+    items = frames(21) + [CameraLost(2.0, "unplugged"), CameraRestored(8.0, 1), gap] + frames(5, start=80)
+    source = ListSource(items)
+    calls: list[Any] = []
+
+    class Ordered(Scripted):
+        def process(self, frame: Frame) -> list[Any]:
+            if not calls:
+                assert source.exhausted.wait(SAFETY)  # hold frame 0 until everything is queued
+            calls.append(frame.index)
+            return []
+
+        def on_gap(self, g: Gap) -> list[Any]:
+            calls.append(g)
+            return []
+
+    stats = run_loop(LiveLoop(source, Ordered({}), live, display=RecordingDisplay(), frame_queue=256, max_fps=0))
+    assert calls == list(range(21)) + [gap] + list(range(80, 85))
+    assert stats.gaps == [gap] and stats.frames_lost == 59 and stats.frames_dropped == 0
