@@ -37,6 +37,8 @@ class CameraConfig:
     analogue_gain: float = setting(4.0, "fixed sensor gain (brightness without longer exposure)", min=1.0, max=16.0)
     stream: str = setting("lores", "the stream detection reads: lores (faster) or main (full size)",
                           choices=("lores", "main"))
+    frame_timeout_ms: int = setting(1000, "a Pi camera silent this long is taken as lost (a loose cable hangs, it does "
+                                          "not fail)", min=50, max=60_000)
     reopen_initial_s: float = setting(0.5, "first wait before reopening a lost camera, doubled on each failure",
                                       min=0.01, max=60.0)
     reopen_max_s: float = setting(10.0, "longest wait between reopening attempts", min=0.1, max=600.0)

@@ -163,9 +163,9 @@ def _match(store: MatchStore, discipline: str, players: tuple[str, str], distanc
 def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, calibration: Any,
           live: LiveMatch, store: MatchStore, make_processor: Callable[..., Any]) -> tuple[Any, dict]:
     cam = config.camera
-    source = open_source(spec, mode=cam.mode, exposure_us=cam.exposure_us, analogue_gain=cam.analogue_gain, stream=cam.stream,
-                         camera_num=cam.camera_num, backoff_initial=cam.reopen_initial_s,
-                         backoff_max=cam.reopen_max_s, realtime=True)
+    source = open_source(spec, mode=cam.mode, exposure_us=cam.exposure_us, analogue_gain=cam.analogue_gain,
+                         stream=cam.stream, camera_num=cam.camera_num, frame_timeout_s=cam.frame_timeout_ms / 1000.0,
+                         backoff_initial=cam.reopen_initial_s, backoff_max=cam.reopen_max_s, realtime=True)
     light = None
     if led is not None:
         from .led import make_light

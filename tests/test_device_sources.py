@@ -48,6 +48,8 @@ class FakePicamera2:
         self.calls: list[str] = []
         self.requests: list[FakeRequest] = []
         self.config: dict = {}
+        self.waits: list[float | None] = []
+        self.hang = False  # the request never completes: picamera2 raises TimeoutError after ``wait``
         FakePicamera2.instances.append(self)
 
     def create_video_configuration(self, main: dict = {}, lores: dict | None = None, raw: dict = {},
@@ -69,8 +71,14 @@ class FakePicamera2:
     def close(self) -> None:
         self.calls.append("close")
 
+    def cancel_all_and_flush(self) -> None:
+        self.calls.append("cancel_all_and_flush")
+
     @contextlib.contextmanager
     def captured_request(self, wait: float | None = None, flush: bool | None = None) -> Iterator[FakeRequest]:
+        self.waits.append(wait)
+        if self.hang:
+            raise TimeoutError()
         if not self.timestamps:
             raise RuntimeError("Camera frontend has timed out!")
         request = FakeRequest(self, self.timestamps.pop(0))
@@ -83,7 +91,8 @@ class FakePicamera2:
 
 def test_picamera2_and_gpiozero_are_never_imported_at_module_level() -> None:
     code = ("import sys, device.sources, device.live, device.run_command, device.led, device.display, "
-            "device.store, device.config, device.scoreboard; print('picamera2' in sys.modules, 'gpiozero' in sys.modules)")
+            "device.store, device.config, device.scoreboard;"
+            "print('picamera2' in sys.modules, 'gpiozero' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert out.stdout.strip() == "False False", out.stderr
 
@@ -139,6 +148,18 @@ def test_picamera2_failure_is_a_source_error_and_the_camera_is_still_closed() ->
             src.read()
             src.read()
     assert cam.calls[-2:] == ["stop", "close"]
+
+
+def test_a_camera_that_goes_silent_times_out_into_a_source_error() -> None:
+    """A loose ribbon cable makes requests never complete: the bounded wait turns that into a lost camera."""
+    cam = FakePicamera2(timestamps_ns=[0])
+    with Picamera2Source("gs", frame_timeout_s=0.25, picamera2_factory=lambda n: cam) as src:
+        src.read()
+        cam.hang = True
+        with pytest.raises(SourceError, match="stopped delivering frames .TimeoutError"):
+            src.read()
+    assert cam.waits == [0.25, 0.25]
+    assert cam.calls[-3:] == ["cancel_all_and_flush", "stop", "close"]
 
 
 def test_exposure_longer_than_a_frame_is_refused() -> None:
@@ -280,7 +301,11 @@ def test_v4l2_capture_opens_with_the_v4l2_backend_and_times_frames_with_the_cloc
     from device.sources import OpenCVCapture
     times = iter([1.0, 1.0 + 1 / 30, 5.0])
     made: list[FakeCapture] = []
-    src = OpenCVCapture(0, clock=lambda: next(times), capture_factory=lambda *a: made.append(FakeCapture(*a)) or made[-1])
+    def factory(*a: object) -> FakeCapture:
+        made.append(FakeCapture(*a))
+        return made[-1]
+
+    src = OpenCVCapture(0, clock=lambda: next(times), capture_factory=factory)
     with src:
         assert made[0].backend == cv2.CAP_V4L2
         assert [src.read().t, src.read().t] == pytest.approx([1.0, 1.0 + 1 / 30])

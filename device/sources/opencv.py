@@ -2,9 +2,10 @@
 
 A live capture is timestamped by the device when the backend reports increasing buffer times
 (``CAP_PROP_POS_MSEC``: V4L2 does), else with the injected monotonic clock when ``read()`` returns. Lost frames are
-counted only from device times: a late read is not a lost frame, since the driver queues what arrived. A file is timestamped from the container
-(``CAP_PROP_POS_MSEC``), else from its index and frame rate, and is played at its own rate (sleeping on the
-injected clock) or as fast as it decodes.
+counted only from device times: a late read is not a lost frame, since the driver queues what arrived.
+
+A file is timestamped from the container (``CAP_PROP_POS_MSEC``), else from its index and frame rate, and is played
+at its own rate (sleeping on the injected clock) or as fast as it decodes.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ class Picamera2Source:
 
     def __init__(self, mode: str = DEFAULT_MODE, *, camera_num: int = 0, exposure_us: int = 2000,
                  analogue_gain: float = 4.0, stream: str = "lores", buffer_count: int = 6,
-                 picamera2_factory: Callable[..., Any] | None = None) -> None:
+                 frame_timeout_s: float = 1.0, picamera2_factory: Callable[..., Any] | None = None) -> None:
         if mode not in CAMERA_MODES:
             raise SourceError(f"picamera2: unknown camera mode {mode!r} (known: {', '.join(CAMERA_MODES)})")
         if stream not in ("lores", "main"):
@@ -74,6 +74,9 @@ class Picamera2Source:
         self.camera_num = camera_num
         self.stream = stream
         self.buffer_count = buffer_count
+        # A camera whose cable comes loose does not raise: the request never completes. Waiting this long for one
+        # turns the silence into a SourceError, which the reconnecting wrapper answers by reopening.
+        self.frame_timeout_s = frame_timeout_s
         self.controls = camera_controls(self.mode, exposure_us, analogue_gain)
         self._factory = picamera2_factory
         self._cam: Any = None
@@ -115,6 +118,8 @@ class Picamera2Source:
             return
         try:
             cam.stop()
+        except Exception:  # a camera that has gone away may fail to stop; closing still frees it
+            pass
         finally:
             cam.close()
 
@@ -123,11 +128,18 @@ class Picamera2Source:
             raise SourceError(f"{self.name}: read before the camera was opened")
         try:
             # The context manager hands the buffer back to the camera as soon as the array is copied out.
-            with self._cam.captured_request() as request:
+            with self._cam.captured_request(wait=self.frame_timeout_s) as request:
                 image = self._image(request.make_array(self.stream))
                 t = request.get_metadata()["SensorTimestamp"] / 1e9
-        except Exception as exc:  # libcamera reports a vanished camera in many ways
-            raise SourceError(f"{self.name}: camera stopped delivering frames ({exc})") from None
+        except Exception as exc:  # a timeout, or libcamera reporting a vanished camera in its many ways
+            cancel = getattr(self._cam, "cancel_all_and_flush", None)  # picamera2's tidy-up after a timeout
+            if callable(cancel):
+                try:
+                    cancel()
+                except Exception:
+                    pass
+            raise SourceError(f"{self.name}: camera stopped delivering frames ({str(exc) or type(exc).__name__})"
+                              ) from None
         if self._last_t is not None:
             lost = frames_missing(t - self._last_t, self.fps)
             self.frames_lost += lost

@@ -56,7 +56,8 @@ def parse_source_spec(text: str) -> SourceSpec:
 
 
 def open_source(spec: SourceSpec, *, mode: str = DEFAULT_MODE, exposure_us: int = 2000,
-                analogue_gain: float = 4.0, stream: str = "lores", camera_num: int = 0, realtime: bool = True, backoff_initial: float = 0.5,
+                analogue_gain: float = 4.0, stream: str = "lores", camera_num: int = 0,
+                frame_timeout_s: float = 1.0, realtime: bool = True, backoff_initial: float = 0.5,
                 backoff_max: float = 10.0, clock: Callable[[], float] = time.monotonic,
                 sleep: Callable[[float], None] | None = None,
                 picamera2_factory: Callable[..., object] | None = None) -> FrameSource | ReconnectingSource:
@@ -70,7 +71,8 @@ def open_source(spec: SourceSpec, *, mode: str = DEFAULT_MODE, exposure_us: int 
     def opener() -> FrameSource:
         if spec.kind == "picamera2":
             return Picamera2Source(str(spec.target or mode), camera_num=camera_num, exposure_us=exposure_us,
-                                   analogue_gain=analogue_gain, stream=stream, picamera2_factory=picamera2_factory)
+                                   analogue_gain=analogue_gain, stream=stream, frame_timeout_s=frame_timeout_s,
+                                   picamera2_factory=picamera2_factory)
         return OpenCVCapture(spec.target, clock=clock)
 
     name = f"picamera2:{spec.target or mode}" if spec.kind == "picamera2" else str(spec.target)
