@@ -137,3 +137,11 @@ def test_with_a_processor_the_whole_run_is_wired(files: dict[str, Path], monkeyp
         assert store.resume().seq == 3
     code, _, err = run(base_args(files, "--players", "Bea,Rui"))
     assert code == 2 and "an unfinished three_cushion match of Ana and Rui" in err
+
+
+def test_a_foreign_store_file_is_one_line(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rc, "vision_factory", lambda: Scripted)
+    files["store"].write_text("name,score\nAna,3\n")
+    code, out, err = run(base_args(files))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "not an arbitro match store" in err
