@@ -15,7 +15,8 @@ from calibration.camera import CameraModel
 from calibration.distortion import LensPrior, distort_points, lens_prior, plumb_line, undistort_points
 from calibration.file import Calibration
 from calibration.markings import find_markings
-from calibration.pose import MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, refine_pose, table_corners
+from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
+                             refine_pose, table_corners)
 from calibration.table_finder import TableOutline, find_outline, fit_side_lines, intersect
 from rules.tables import TableSpec
 
@@ -39,18 +40,19 @@ def _plausible(f: float | None, f_prior: float) -> bool:
     return f is not None and 0.3 * f_prior < f < 3.0 * f_prior
 
 
-def _choose_long_axis(edges, corners_ideal, table: TableSpec, k: np.ndarray, f_prior: float):
+def _choose_long_axis(edges, corners_ideal, table: TableSpec, k: np.ndarray, f_prior: float, kinds):
     """The finder takes the longer pair of sides in the picture for the long cushions; under strong perspective
     (a photo from the end of the table) the near short cushion can look the longest. When only the other choice
     gives a plausible focal length for a W x L rectangle, take it (keeping the bottom cushion rule)."""
     f_a = focal_from_rectangle(corners_ideal, table, k[:2, 2])
     if _plausible(f_a, f_prior):
-        return edges, corners_ideal
+        return edges, corners_ideal, kinds
     rolled = np.roll(corners_ideal, 1, axis=0)
     f_b = focal_from_rectangle(rolled, table, k[:2, 2])
     if not _plausible(f_b, f_prior):
-        return edges, corners_ideal
+        return edges, corners_ideal, kinds
     e = [edges[3], edges[0], edges[1], edges[2]]
+    kn = [kinds[3], kinds[0], kinds[1], kinds[2]]
     # Bottom cushion rule of the finder: along the picture, the bottom cushion at the bottom; across, on the left.
     mid0 = (rolled[0] + rolled[1]) / 2
     mid2 = (rolled[2] + rolled[3]) / 2
@@ -59,7 +61,8 @@ def _choose_long_axis(edges, corners_ideal, table: TableSpec, k: np.ndarray, f_p
     if not bottom_ok:
         rolled = np.roll(rolled, 2, axis=0)
         e = [e[2], e[3], e[0], e[1]]
-    return tuple(e), rolled
+        kn = [kn[2], kn[3], kn[0], kn[1]]
+    return tuple(e), rolled, tuple(kn)
 
 
 def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | None = None,
@@ -73,6 +76,7 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     if outline is None:
         outline = find_outline(image)
     edges = outline.edge_points
+    kinds = outline.edge_kinds
     if intrinsics is not None:
         k = np.asarray(intrinsics[0], dtype=float)
         dist = np.asarray(intrinsics[1], dtype=float).ravel()
@@ -84,7 +88,7 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
         focal_sigma, fit_lens = prior.focal_sigma, True
     f_prior = float(k[0, 0])
     corners_ideal = _lines_corners(edges, size, k, dist)
-    edges, corners_ideal = _choose_long_axis(edges, corners_ideal, table, k, f_prior)
+    edges, corners_ideal, kinds = _choose_long_axis(edges, corners_ideal, table, k, f_prior, kinds)
     if fit_lens:
         f_h = focal_from_rectangle(corners_ideal, table, k[:2, 2])
         if f_h is not None and prior.focal_sigma > 0.2 and 0.2 * f_prior < f_h < 5 * f_prior:
@@ -96,19 +100,21 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
             corners_ideal = _lines_corners(edges, size, k, dist)
             f_prior = f_h
     corners_px = distort_points(size, k, dist, corners_ideal)
-    rvec, tvec = initial_pose(corners_px, table, k, dist)
+    hn = nose_height_mm(table)
+    ez = [hn if kind == "nose" else 0.0 for kind in kinds]
+    rvec, tvec = initial_pose(corners_px, table, k, dist, float(np.mean(ez)))
     cam0 = CameraModel(size, k, dist, rvec, tvec)
     kp = (prior.k1, prior.k2, prior.k1_sigma, prior.k2_sigma) if fit_lens else None
     fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens,
-                      k_prior=kp)
+                      k_prior=kp, edge_z=ez)
     markings: tuple[MarkingObservation, ...] = ()
     if use_markings:
         markings = tuple(find_markings(image, fit.camera, table, outline.cloth))
         if len(markings) >= 2:
             fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, markings=markings,
-                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp)
+                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp, edge_z=ez)
     cam = fit.camera
-    corners = cam.table_to_image(table_corners(table)[:, :2], 0.0)
+    corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
     quality = {"reprojection_px": round(fit.rms_px, 4), "edge_inliers": round(fit.inlier_fraction, 3),
                "markings_found": len(markings)}
     if len(fit.marking_residuals_mm):
@@ -120,7 +126,8 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
 def calibrate_from_corners(corners_px: np.ndarray, image_size: tuple[int, int], table: TableSpec,
                            lens: str | LensPrior | None = None,
                            intrinsics: tuple[np.ndarray, np.ndarray] | None = None) -> Calibration:
-    """The manual path: four corners in table order (bottom-left, bottom-right, top-right, top-left)."""
+    """The manual path: the four cushion-nose corners in table order (bottom-left, bottom-right, top-right,
+    top-left), seen at the nose height."""
     corners_px = np.asarray(corners_px, dtype=float).reshape(4, 2)
     prior = lens if isinstance(lens, LensPrior) else lens_prior(lens)
     if intrinsics is not None:
@@ -133,8 +140,9 @@ def calibrate_from_corners(corners_px: np.ndarray, image_size: tuple[int, int], 
             if f_h is not None and 0.2 * k[0, 0] < f_h < 5 * k[0, 0]:
                 k = k.copy()
                 k[0, 0] = k[1, 1] = f_h
-    rvec, tvec = initial_pose(corners_px, table, k, dist)
+    hn = nose_height_mm(table)
+    rvec, tvec = initial_pose(corners_px, table, k, dist, hn)
     cam = CameraModel(image_size, k, dist, rvec, tvec)
-    back = cam.table_to_image(table_corners(table)[:, :2])
+    back = cam.table_to_image(table_corners(table)[:, :2], hn)
     rms = float(np.sqrt(np.mean(np.sum((back - corners_px) ** 2, axis=1))))
     return Calibration(cam, table, corners_px, {"reprojection_px": round(rms, 4), "manual_corners": 1})

@@ -4,7 +4,7 @@
    ``cv2.solvePnP`` (IPPE for a plane); a tilted view also gives the focal length from the homography (the two
    orthogonality constraints of a rectangle's axes, principal point at the image centre).
 2. Refine: every edge point of a cushion must map onto that cushion's line in the table (x = 0, x = W, y = 0,
-   y = L on the cloth). A Levenberg-Marquardt fit over the pose, the focal length (held by the lens prior with its
+   y = L at the nose height). A Levenberg-Marquardt fit over the pose, the focal length (held by the lens prior with its
    uncertainty) and k1, k2 (in pixel terms, so a focal change keeps the curvature the noses showed) minimises those
    distances in pixels, with Tukey weights against a person's arm over a cushion; the chalk spots of the discipline
    (table points on the cloth) join the fit where they are found.
@@ -22,6 +22,14 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from rules.tables import TableSpec
+
+
+def nose_height_mm(table: TableSpec) -> float:
+    """The cushion nose's height above the cloth: 37 mm on a carom table, else 63.5 % of the ball's diameter (the
+    usual rule for pocket tables)."""
+    if table.name.startswith("carom"):
+        return 37.0
+    return round(0.635 * table.ball_diameter, 1)
 
 
 def table_corners(table: TableSpec, z: float = 0.0) -> np.ndarray:
@@ -51,10 +59,12 @@ def focal_from_rectangle(ideal_corners: np.ndarray, table: TableSpec, principal:
     return f if np.isfinite(f) else None
 
 
-def initial_pose(corners_px: np.ndarray, table: TableSpec, k: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def initial_pose(corners_px: np.ndarray, table: TableSpec, k: np.ndarray, dist: np.ndarray,
+                 z: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The pose from the four corners (SQPnP, or IPPE for the plane when that fails; OpenCV 5's IPPE can return NaN
-    for a near square-on view), then an iterative polish when that stays finite."""
-    obj = table_corners(table)
+    for a near square-on view), then an iterative polish when that does better. ``z``: the corners' height above
+    the cloth (the nose height for nose corners)."""
+    obj = table_corners(table, z)
     img = np.asarray(corners_px, dtype=np.float64).reshape(-1, 1, 2)
     rvec = tvec = np.full((3, 1), np.nan)
     for flag in (cv2.SOLVEPNP_SQPNP, cv2.SOLVEPNP_IPPE):
@@ -65,7 +75,12 @@ def initial_pose(corners_px: np.ndarray, table: TableSpec, k: np.ndarray, dist: 
         raise ValueError("the four corners do not give a camera pose (are they in table order?)")
     ok2, r2, t2 = cv2.solvePnP(obj, img, k, dist, rvec.copy(), tvec.copy(), useExtrinsicGuess=True,
                                flags=cv2.SOLVEPNP_ITERATIVE)
-    if ok2 and np.isfinite(r2).all() and np.isfinite(t2).all():
+
+    def err(r: np.ndarray, t: np.ndarray) -> float:
+        back, _ = cv2.projectPoints(obj, r, t, k, dist)
+        return float(np.abs(back.reshape(-1, 2) - img.reshape(-1, 2)).max())
+
+    if ok2 and np.isfinite(r2).all() and np.isfinite(t2).all() and err(r2, t2) < err(rvec, tvec):
         rvec, tvec = r2, t2
     return rvec.ravel(), tvec.ravel()
 
@@ -99,9 +114,11 @@ def _camera(base: CameraModel, p: np.ndarray, f0: float, k_ref: tuple[float, flo
 def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.ndarray], focal_prior: float,
                 focal_sigma: float, markings: Sequence[MarkingObservation] = (), fit_focal: bool = True,
                 fit_distortion: bool = True, sigma_px: float = 0.2, iters: int = 25,
-                k_prior: tuple[float, float, float, float] | None = None) -> PoseFit:
+                k_prior: tuple[float, float, float, float] | None = None,
+                edge_z: float | Sequence[float] = 0.0) -> PoseFit:
     """Joint LM fit of pose, focal length and radial distortion to the cushion edge points (see module docstring).
-    ``k_prior`` (k1, k2, sigma1, sigma2) holds the distortion near a lens's values."""
+    ``k_prior`` (k1, k2, sigma1, sigma2) holds the distortion near a lens's values; ``edge_z`` is the height of the
+    edge points above the cloth (the nose height), one for all or one per cushion."""
     f0 = camera.focal
     k1, k2 = float(camera.dist_coeffs[0]), float(camera.dist_coeffs[1])
     p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2]])
@@ -115,12 +132,14 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
     mk_xy = np.array([m.table_xy for m in markings]).reshape(-1, 2)
     mk_z = np.array([m.z for m in markings])
     weights = np.ones(len(allpts))
+    ez = np.broadcast_to(np.asarray(edge_z, dtype=float), (len(pts),))
+    edge_z = ez[side]
     scale_ppm = camera.pixels_per_mm(np.stack([np.where(axis == 0, target, table.width / 2),
                                                np.where(axis == 1, target, table.length / 2)], axis=-1))
 
     def residuals(pv: np.ndarray) -> np.ndarray:
         cam = _camera(camera, pv, f0, (k1, k2))
-        xy = cam.image_to_table(allpts, 0.0)
+        xy = cam.image_to_table(allpts, edge_z)
         r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm / sigma_px * np.sqrt(weights)
         out = [r]
         if len(mk_px):
@@ -138,7 +157,7 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
     for it in range(iters):
         if it in (3, 7, 12):
             cam = _camera(camera, x, f0, (k1, k2))
-            xy = cam.image_to_table(allpts, 0.0)
+            xy = cam.image_to_table(allpts, edge_z)
             r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm
             s = max(1.4826 * np.median(np.abs(r)), 0.05)
             u = r / (4.685 * s)
@@ -167,7 +186,7 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
             if it > 12:
                 break
     cam = _camera(camera, x, f0, (k1, k2))
-    xy = cam.image_to_table(allpts, 0.0)
+    xy = cam.image_to_table(allpts, edge_z)
     r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm
     inl = weights > 0.01
     mres = np.zeros(0)

@@ -5,9 +5,13 @@
    connected region holding the centre, its holes (balls, spots) filled, is the cloth.
 2. A convex quadrilateral fitted to that region gives the four sides; an edge touching the picture border means the
    table is not wholly in view, and the error says which way to move the camera.
-3. Along each side, away from the corners (pockets, jaws), the cloth boundary is found to sub-pixel precision on
-   profiles across it: the steepest rise of "distance from the cloth colour", refined by a parabola through the
-   three samples about the peak. Two passes: the second centred on a robust fit of the first.
+3. Along each side, away from the corners (pockets, jaws), the nose is found to sub-pixel precision on profiles
+   across it: going outwards from the cloth, the first strong rise of "distance from the cloth colour" is the start
+   of the dark band under the nose (its face and shadow); the falling edge where that band meets the lit cushion
+   top is the nose itself, seen at the nose height (about 37 mm above the cloth: a camera 2.5 m up sees it some
+   10 mm outside its cloth footprint near a cushion, so the pose fit places these points at that height). Edges
+   are refined by a parabola through the three gradient samples about the peak. Two passes: the second centred on
+   a robust fit of the first.
 
 The edge points are the raw measurement. Straight lines through them (``calibration.distortion`` undoes the lens
 first) give the corners, and the pose fit uses the points themselves.
@@ -52,6 +56,7 @@ class TableOutline:
     mask: np.ndarray  # coarse filled cloth mask (uint8 0/255) at ``scale``
     scale: float  # full-resolution pixels per coarse pixel
     image_size: tuple[int, int]
+    edge_kinds: tuple[str, ...] = ("nose",) * 4  # per cushion: "nose" (seen at the nose height) or "cloth" (z = 0)
 
 
 def median_frame(frames: Iterable[np.ndarray]) -> np.ndarray:
@@ -226,7 +231,8 @@ def _gradients(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, normals: np.ndarray, half: float,
-                   step: float = 0.25, inward: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   step: float = 0.25, inward: float | None = None, sign: float = 1.0
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """Sub-pixel positions of the steepest rise of the score along each normal within +-half, and the rise.
 
     The gradient field is sampled with bicubic interpolation (differentiating a bilinear profile instead would be
@@ -239,8 +245,8 @@ def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, nor
     sy = (points[:, None, 1] + offs[None, :] * normals[:, None, 1]).astype(np.float32)
     nx = normals[:, None, 0].astype(np.float32)
     ny = normals[:, None, 1].astype(np.float32)
-    grad = cv2.remap(gx, sx, sy, cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE) * nx \
-        + cv2.remap(gy, sx, sy, cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE) * ny
+    grad = (cv2.remap(gx, sx, sy, cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE) * nx
+            + cv2.remap(gy, sx, sy, cv2.INTER_CUBIC, borderMode=cv2.BORDER_REPLICATE) * ny) * np.float32(sign)
     if inward is None:
         i = np.clip(np.argmax(grad[:, 2:-2], axis=1) + 2, 1, len(offs) - 2)
     else:
@@ -335,24 +341,48 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
     diff = lab - cloth.lab.astype(np.float32)
     score = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
-    grads = _gradients(np.minimum(score, 60.0))
-    edges = []
+    clipped = np.minimum(score, 60.0)
+    grads = _gradients(clipped)
+    edges: list[np.ndarray] = []
+    kinds: list[str] = []
     for pts, nrm in _side_samples(quad, contour, samples_per_side, corner_margin):
         if len(pts) < 10:
             raise TableNotFound("a cushion is hidden or out of view (too little of its edge is visible)")
         half = max(6.0, 3.0 * scale + 3.0)
-        inward = max(half, 0.06 * float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1))))
+        short = float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
+        inward = max(half, 0.06 * short)
         e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward)
-        ok = g1 > 0.5
-        if ok.sum() < 10:
+        ok1 = g1 > 0.5
+        if ok1.sum() < 10:
             raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
-        # Second pass on a robust polynomial through the first, to follow a curved (distorted) nose closely.
-        e2 = _follow(e1[ok], nrm[ok], grads)
+        # The nose: going on outwards, the dark band (the face under the nose and its shadow) ends at the lit,
+        # cloth-coloured cushion top in a falling edge; that edge is the nose, at the nose height. Where no such
+        # band shows (a cushion seen from behind, a cushion top of another colour), the rise itself is the nose
+        # seen where it meets the cloth.
+        band = max(4.0, 0.025 * short)
+        ef, g2 = _profile_edges(grads, e1 + (0.5 + band / 2) * nrm, nrm, band / 2, sign=-1.0)
+        after = _sample(clipped, ef + 2.0 * nrm)
+        peak = _sample(clipped, (e1 + ef) / 2)
+        is_band = ok1 & (g2 > 0.3 * g1) & (after < 0.5 * peak)
+        if is_band.sum() >= 0.5 * ok1.sum():
+            e2 = _follow(ef[is_band], nrm[is_band], grads, sign=-1.0)
+            kinds.append("nose")
+        else:
+            e2 = _follow(e1[ok1], nrm[ok1], grads, sign=1.0)
+            kinds.append("cloth")
+        if len(e2) < 10:
+            raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
         edges.append(e2)
-    return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h))
+    return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h), tuple(kinds))
 
 
-def _follow(pts: np.ndarray, nrm: np.ndarray, grads: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def _sample(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    p = pts.astype(np.float32)
+    return cv2.remap(img, p[:, 0].reshape(1, -1), p[:, 1].reshape(1, -1), cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE).ravel()
+
+
+def _follow(pts: np.ndarray, nrm: np.ndarray, grads: tuple[np.ndarray, np.ndarray], sign: float = 1.0) -> np.ndarray:
     """Re-measure edge points centred on a robust quartic through them (a distorted nose is a smooth curve)."""
     c, d, inl = _fit_line_robust(pts)
     t = (pts - c) @ d
@@ -363,7 +393,7 @@ def _follow(pts: np.ndarray, nrm: np.ndarray, grads: tuple[np.ndarray, np.ndarra
         s = max(1.4826 * np.median(np.abs(r[inl])), 0.1)
         inl = np.abs(r) < 3 * s
     base = c + t[:, None] * d + np.polyval(coef, t)[:, None] * np.array([-d[1], d[0]])
-    e, g = _profile_edges(grads, base, nrm, 3.0)
+    e, g = _profile_edges(grads, base, nrm, 3.0, sign=sign)
     keep = (g > 0.5) & (np.linalg.norm(e - base, axis=1) < 2.5)
     return e[keep]
 

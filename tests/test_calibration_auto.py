@@ -9,12 +9,13 @@ from bench.calibration_views import CLOTHS, Scene, render
 from calibration.auto import calibrate_from_corners, calibrate_view
 from calibration.camera import CameraModel
 from calibration.distortion import lens_prior, plumb_line
-from calibration.pose import focal_from_rectangle, table_corners
+from calibration.pose import focal_from_rectangle, nose_height_mm, table_corners
 from calibration.table_finder import TableNotFound, find_outline, median_frame
 from rules.tables import preset
 
 CAROM = preset("carom_match")
 R = CAROM.ball_radius
+HN = nose_height_mm(CAROM)  # the corners are the nose corners, seen at the nose height
 SIZE = (800, 600)
 
 
@@ -34,7 +35,7 @@ def test_corners_and_ball_centres_from_a_tilted_standard_lens_view(cloth):
     cam = _camera(tilt=7)
     img = render(cam, Scene(CAROM, cloth_bgr=CLOTHS[cloth], light_gain=0.25), seed=3)
     vc = calibrate_view(img, CAROM, lens="cm3")
-    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    true = cam.project(table_corners(CAROM, HN))
     assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3
     e = _ball_errors(cam, vc.calibration.camera)
     assert np.median(e) < 0.5 and e.max() < 1.5
@@ -57,7 +58,7 @@ def test_a_person_over_the_rail_does_not_move_the_corners():
     cam = _camera(tilt=4)
     img = render(cam, Scene(CAROM, person=(CAROM.width + 250, 1300.0, 300.0)), seed=2)
     vc = calibrate_view(img, CAROM, lens="cm3")
-    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    true = cam.project(table_corners(CAROM, HN))
     assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3
 
 
@@ -67,7 +68,7 @@ def test_median_of_frames_removes_a_passing_person():
               for i, x in enumerate((-300.0, 700.0, CAROM.width + 300))]
     med = median_frame(frames)
     vc = calibrate_view(med, CAROM, lens="cm3")
-    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    true = cam.project(table_corners(CAROM, HN))
     assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3
 
 
@@ -80,7 +81,7 @@ def test_focal_length_from_a_tilted_rectangle():
 
 def test_manual_corners_give_a_pose():
     cam = _camera(tilt=6)  # the lens as its prior says
-    px = cam.table_to_image(table_corners(CAROM)[:, :2])
+    px = cam.project(table_corners(CAROM, HN))
     c = calibrate_from_corners(px, SIZE, CAROM, lens="cm3")
     assert c.quality["reprojection_px"] < 0.05
     assert np.median(_ball_errors(cam, c.camera)) < 3.0

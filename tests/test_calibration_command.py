@@ -13,11 +13,12 @@ import pytest
 from bench.calibration_views import Scene, render
 from calibration.camera import CameraModel
 from calibration.file import read_calibration
-from calibration.pose import table_corners
+from calibration.pose import nose_height_mm, table_corners
 from device.calibrate_command import add_calibrate_parser, main
 from rules.tables import preset
 
 CAROM = preset("carom_match")
+HN = nose_height_mm(CAROM)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def test_a_picture_gives_a_calibration_file_and_an_overlay(view, tmp_path, capsy
     assert code == 0, err
     assert "carom_match" in err  # the preset was told from the view, and said
     calib = read_calibration(out_file)
-    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    true = cam.project(table_corners(CAROM, HN))
     assert np.abs(calib.corners_px - true).max() < 0.3
     assert json.loads(out)["quality"]["reprojection_px"] < 0.5
     assert cv2.imread(str(pic)).shape[1] == 800
@@ -51,7 +52,7 @@ def test_a_picture_gives_a_calibration_file_and_an_overlay(view, tmp_path, capsy
 
 def test_corners_by_hand(view, tmp_path, capsys):
     cam, path = view
-    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    true = cam.project(table_corners(CAROM, HN))
     text = ",".join(f"{v:.2f}" for v in true.ravel())
     code, out, err = _run([str(path), "--out", str(tmp_path / "m.calib.json"), "--corners", text, "--lens", "cm3",
                            "--table", "carom_match"], capsys)
@@ -72,7 +73,7 @@ def test_a_video_gives_the_median_of_its_first_frames(view, tmp_path, capsys):
     code, out, err = _run([str(clip), "--out", str(tmp_path / "v.calib.json"), "--table", "carom_match",
                            "--lens", "cm3"], capsys)
     assert code == 0, err
-    true = cam.table_to_image(table_corners(CAROM)[:, :2])
+    true = cam.project(table_corners(CAROM, HN))
     assert np.abs(read_calibration(tmp_path / "v.calib.json").corners_px - true).max() < 0.5
 
 
