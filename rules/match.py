@@ -90,7 +90,11 @@ class Match:
                 raise LogError(label, "t_start",
                                f"time goes backwards ({shot.t_start} before the previous shot's t_end {last.t_end})")
         index = len(self._history) + 1
-        verdict, new_state = self.referee.judge(self.state, shot, index)
+        try:
+            verdict, new_state = self.referee.judge(self.state, shot, index)
+        except LogError as exc:
+            # Referees know the shot's number, not where it came from: name the record as the log does.
+            raise LogError(f"{label} (shot {index})", exc.field, exc.problem) from None
         self._history.append((self.state, shot, verdict))
         self.state = new_state
         return verdict
