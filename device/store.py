@@ -20,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable, Mapping
 
+from rules.controls import Control
 from rules.errors import LogError
 from rules.log import parse_record
 from rules.match import Match, Record, Referee
@@ -308,7 +309,7 @@ class LiveMatch:
         self.seq += 1
         if verdict is not None:
             self.last_verdict = verdict
-        elif record.kind in ("undo", "override"):
+        elif isinstance(record, Control) and record.kind in ("undo", "override"):
             self.last_verdict = self.match.verdicts[-1] if self.match.verdicts else None
         if self.match.summary().get("match_over"):
             self.info = self.store.match_info(self.id)
