@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -248,8 +248,13 @@ def _name(view: BoardView, side: str | None) -> str:
     return view.players[SIDES.index(side)]
 
 
-def verdict_lines(view: BoardView) -> list[tuple[str, tuple[int, int, int]]]:
-    """The last verdict in at most four lines: what happened, why, the calls, and the end of the game."""
+def verdict_lines(view: BoardView, fits: Callable[[str], bool] | None = None, max_lines: int = 4
+                  ) -> list[tuple[str, tuple[int, int, int]]]:
+    """The last verdict in at most ``max_lines`` lines: what happened, why, the calls, and the end of the game.
+
+    ``fits`` says whether a line is legible at the board's line size; the calls are then wrapped over as many
+    lines as that takes (and as are left), instead of one line shrunk until nobody can read it.
+    """
     v = view.verdict
     if not v:
         return [("Waiting for the first shot", DIM)]
@@ -283,14 +288,41 @@ def verdict_lines(view: BoardView) -> list[tuple[str, tuple[int, int, int]]]:
     if pins:
         lines.append(("pins down: " + ", ".join(p.replace("lat_", "") for p in pins), TEXT))
     # A call that repeats the removal line (bilhar's "B removes 9 (...)") is left out.
-    announce = [a for a in v.get("announce") or [] if a and not (removes and "remove" in str(a))]
-    if announce:
-        lines.append(("  -  ".join(str(a) for a in announce), ACCENT))
+    announce = [str(a) for a in v.get("announce") or [] if a and not (removes and "remove" in str(a))]
+    end: list[tuple[str, tuple[int, int, int]]] = []
     if v.get("game_over"):
         winner = view.summary.get("winner") or v.get("winner") or view.summary.get("frame_winner")
-        end = "GAME OVER" + (f"  -  {_name(view, winner)} wins" if winner in SIDES else "")
-        lines.append((end, ACCENT))
-    return lines[:4]
+        end.append(("GAME OVER" + (f"  -  {_name(view, winner)} wins" if winner in SIDES else ""), ACCENT))
+    room = max(0, max_lines - len(lines) - len(end))
+    lines += [(c, ACCENT) for c in _calls(announce, fits, room)]
+    return (lines + end)[:max_lines]
+
+
+SEP = "  -  "
+
+
+def _calls(items: Sequence[str], fits: Callable[[str], bool] | None, room: int) -> list[str]:
+    """The calls on at most ``room`` lines; past that the last line ends with how many more there were."""
+    if not items or room <= 0:
+        return []
+    if fits is None:
+        return [SEP.join(items)]
+    rows: list[list[str]] = []
+    for item in items:
+        if rows and fits(SEP.join(rows[-1] + [item])):
+            rows[-1].append(item)
+        else:
+            rows.append([item])
+    if len(rows) <= room:
+        return [SEP.join(r) for r in rows]
+    rest = [item for r in rows[room - 1:] for item in r]
+    taken = [rest[0]]  # at least one, shrunk if it must be
+    for item in rest[1:]:
+        if not fits(SEP.join(taken + [item]) + f"  (+{len(rest) - len(taken) - 1})"):
+            break
+        taken.append(item)
+    more = len(rest) - len(taken)
+    return [SEP.join(r) for r in rows[:room - 1]] + [SEP.join(taken) + (f"  (+{more})" if more else "")]
 
 
 def _spot_name(table: TableSpec, at: Sequence[float]) -> str | None:
@@ -452,9 +484,16 @@ def render(view: BoardView, size: tuple[int, int] = (800, 480)) -> np.ndarray:
     table_w = min(W * 0.42, bh * 2.1)
     vw = W - 3 * m - table_w
     _rect(img, (m, by, vw, bh), PANEL)
-    lines = verdict_lines(view)
+    line_h = min(34 * u, (bh - 12 * u) / 4)
+    legible = line_h * 0.72  # the cap height a line is drawn at
+
+    def fits(text: str) -> bool:
+        thickness = max(1, int(round(legible * 0.09)))
+        return fit_scale(ascii_text(text), vw - 24 * u, legible, thickness) >= \
+            fit_scale("Mg", 10_000, legible, thickness) * 0.999  # full height: not shrunk to fit the width
+
+    lines = verdict_lines(view, fits)
     respots = respot_lines(view)
-    line_h = min(34 * u, (bh - 12 * u) / max(len(lines), 1))
     for k, (text, colour) in enumerate(lines):
         put_text(img, text, (m + 12 * u, by + 8 * u + k * line_h, vw - 24 * u, line_h * 0.72), colour,
                  weight=0.09)

@@ -145,3 +145,22 @@ def test_the_demo_writes_one_png_per_family(tmp_path: Path) -> None:
     assert scoreboard_demo.main(["--out", str(tmp_path)]) == 0
     names = sorted(p.name for p in tmp_path.glob("*.png"))
     assert {"carom_800x480.png", "sinuca_800x480.png", "bilhar_800x480.png", "chapo_800x480.png"} <= set(names)
+
+
+def test_many_calls_wrap_and_say_how_many_did_not_fit_rather_than_shrinking() -> None:
+    base = VIEWS["carom"]()
+    calls = ["fim da partida", "dentro", "a cavalo", "por 2", "igualar entradas", "uma chamada muito comprida"]
+    verdict = dict(base.verdict or {}, announce=calls, game_over=True)
+    view = view_for(base.discipline, base.players, base.summary, verdict, base.table)
+
+    def fits(text: str) -> bool:
+        return len(text) <= 24  # a stand-in for "legible at full line height"
+
+    lines = [t for t, _ in verdict_lines(view, fits)]
+    assert len(lines) == 4 and lines[-1].startswith("GAME OVER")
+    shown = lines[2].split("  (+")[0].split("  -  ")
+    hidden = int(lines[2].split("(+")[1].rstrip(")"))
+    assert len(shown) + hidden == len(verdict["announce"])
+    roomy = [t for t, _ in verdict_lines(view, lambda text: True)]
+    assert roomy[2] == "  -  ".join(calls)  # all on one line when it fits
+    render(view)
