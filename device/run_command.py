@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     make_processor = vision_factory()
     calibration = _read_calibration(args.calib)
     with MatchStore(args.store or config.store.path) as store:
-        live = _match(store, args.discipline, players, args.distance, options)
+        live = _match(store, args.discipline, players, args.distance, options, calibration.table)
         stats, summary = _live(config, spec, args.display, led, calibration, live, store, make_processor)
     out.write(json.dumps({"live": stats.to_dict(), "match": summary}, separators=(",", ":")) + "\n")
     if stats.error:
@@ -149,11 +149,12 @@ def _read_calibration(path: str) -> Any:
 
 
 def _match(store: MatchStore, discipline: str, players: tuple[str, str], distance: int | None,
-           options: dict[str, str]) -> LiveMatch:
-    """The unfinished match of these players and discipline, resumed; else a new one."""
+           options: dict[str, str], table: Any) -> LiveMatch:
+    """The unfinished match of these players and discipline, resumed (on its own table); else a new one on the
+    calibrated table."""
     pending = store.unfinished()
     if pending is None:
-        return store.new_match(discipline, players, distance=distance, options=options)
+        return store.new_match(discipline, players, distance=distance, options=options, table=table)
     if (pending.discipline, pending.players) != (discipline, players):
         raise RunError(f"{store.path}: an unfinished {pending.discipline} match of {pending.players[0]} and "
                        f"{pending.players[1]} is in this store; finish it or use another --store")
@@ -178,7 +179,7 @@ def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, c
     def next_game(current: LiveMatch) -> LiveMatch:
         store.end_match(current.id)
         return store.new_match(current.info.discipline, current.info.players, distance=current.info.distance,
-                               options=current.info.options)
+                               options=current.info.options, table=current.referee.table)
 
     with open_display(display_spec, framebuffer=config.display.framebuffer) as display, source:
         size = display.size or (config.display.width, config.display.height)

@@ -20,11 +20,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable, Mapping
 
+from calibration.file import table_from_field, table_to_field
 from rules.controls import Control
 from rules.errors import LogError
 from rules.log import parse_record
 from rules.match import Match, Record, Referee
 from rules.registry import referee_for
+from rules.tables import DEFAULT_PRESET, TableSpec
 from rules.verdict import Verdict
 
 APPLICATION_ID = 0x41524249  # "ARBI": marks the file as an arbitro match store (PRAGMA application_id)
@@ -39,7 +41,8 @@ CREATE TABLE players (
 CREATE TABLE matches (
     id INTEGER PRIMARY KEY,
     discipline TEXT NOT NULL,
-    table_preset TEXT,                -- NULL: the discipline's default preset
+    table_spec TEXT,                  -- JSON: a preset name, or the measured table as a calibration file gives it
+                                      -- ({"width", "length", "ball_diameter", "preset"}); NULL: the default
     distance INTEGER,                 -- NULL: the discipline's default distance
     options TEXT NOT NULL,            -- JSON object of the referee's options, as given
     player_a INTEGER NOT NULL REFERENCES players(id),
@@ -71,7 +74,7 @@ class StoreError(Exception):
 class MatchInfo:
     id: int
     discipline: str
-    table: str | None
+    table: Any  # a preset name, a table spec object (the calibration file's "table" field), or None
     distance: int | None
     options: Mapping[str, str]
     players: tuple[str, str]  # sides A and B
@@ -165,10 +168,15 @@ class MatchStore:
         return int(self._conn.execute("SELECT id FROM players WHERE name = ?", (name,)).fetchone()[0])
 
     def new_match(self, discipline: str, players: tuple[str, str], *, distance: int | None = None,
-                  table: str | None = None, options: Mapping[str, str] | None = None) -> "LiveMatch":
-        """Start a match (the referee is built first, so a bad discipline or option stores nothing)."""
+                  table: str | TableSpec | None = None, options: Mapping[str, str] | None = None) -> "LiveMatch":
+        """Start a match (the referee is built first, so a bad discipline or option stores nothing).
+
+        ``table`` is a preset name or the calibrated table: a measured table is kept whole, so a resumed match is
+        refereed on the same table, not on the preset.
+        """
         options = dict(options or {})
         referee = referee_for(discipline, table=table, distance=distance, options=options)
+        table_json = None if table is None else json.dumps(self._table_field(discipline, table))
         names = tuple(n.strip() for n in players)
         if len(names) != 2 or not all(names):
             raise self._fail("a match needs two player names")
@@ -176,23 +184,34 @@ class MatchStore:
             with self._transaction():
                 a, b = self._player(names[0]), self._player(names[1])
                 cur = self._conn.execute(
-                    "INSERT INTO matches (discipline, table_preset, distance, options, player_a, player_b, started)"
+                    "INSERT INTO matches (discipline, table_spec, distance, options, player_a, player_b, started)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (discipline, table, distance, json.dumps(options, sort_keys=True), a, b, self._now()))
+                    (discipline, table_json, distance, json.dumps(options, sort_keys=True), a, b, self._now()))
         except sqlite3.Error as exc:
             raise self._fail(f"cannot start a match ({exc})") from None
         match_id = int(cur.lastrowid or 0)
         return LiveMatch(self, self.match_info(match_id), referee)
 
+    def _table_field(self, discipline: str, table: str | TableSpec) -> Any:
+        """The table as a calibration file would name it; a measured table as its preset scaled to its size."""
+        if isinstance(table, str):
+            return table
+        field = table_to_field(table)
+        if isinstance(field, dict) and "preset" not in field:
+            field["preset"] = DEFAULT_PRESET[discipline]  # a renamed, measured table of the discipline's kind
+        if table_from_field(field) != table:
+            raise self._fail(f"table {table.name!r} cannot be stored: it is not a preset scaled to a measured size")
+        return field
+
     def match_info(self, match_id: int) -> MatchInfo:
         row = self._conn.execute(
-            "SELECT m.id, m.discipline, m.table_preset, m.distance, m.options, pa.name, pb.name, m.started, m.ended,"
+            "SELECT m.id, m.discipline, m.table_spec, m.distance, m.options, pa.name, pb.name, m.started, m.ended,"
             " m.winner FROM matches m JOIN players pa ON pa.id = m.player_a JOIN players pb ON pb.id = m.player_b"
             " WHERE m.id = ?", (match_id,)).fetchone()
         if row is None:
             raise self._fail(f"no match {match_id}")
-        return MatchInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), (row[5], row[6]), row[7], row[8],
-                         row[9])
+        table = None if row[2] is None else json.loads(row[2])
+        return MatchInfo(row[0], row[1], table, row[3], json.loads(row[4]), (row[5], row[6]), row[7], row[8], row[9])
 
     def matches(self) -> list[MatchInfo]:
         ids = [r[0] for r in self._conn.execute("SELECT id FROM matches ORDER BY id")]
@@ -210,8 +229,9 @@ class MatchStore:
     def open_match(self, match_id: int) -> "LiveMatch":
         info = self.match_info(match_id)
         try:
-            referee = referee_for(info.discipline, table=info.table, distance=info.distance, options=info.options)
-        except (ValueError, KeyError) as exc:
+            table = None if info.table is None else table_from_field(info.table)
+            referee = referee_for(info.discipline, table=table, distance=info.distance, options=info.options)
+        except (ValueError, KeyError) as exc:  # CalibrationFileError and OptionError are ValueErrors
             raise self._fail(f"match {match_id} cannot be refereed here ({exc})") from None
         live = LiveMatch(self, info, referee)
         live.replay()

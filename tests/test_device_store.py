@@ -223,3 +223,28 @@ def test_bad_match_parameters_store_nothing(tmp_path: Path) -> None:
         with pytest.raises(StoreError, match="two player names"):
             store.new_match("three_cushion", ("Ana", " "))
         assert store.matches() == []
+
+
+def test_a_measured_table_is_kept_whole_and_a_resumed_match_is_refereed_on_it(tmp_path: Path) -> None:
+    from calibration.file import scaled_table
+    from rules.tables import preset
+    measured = scaled_table(preset("chapo"), 1200.0, 2400.0, 79.0, "club_chapo")
+    with MatchStore(tmp_path / "m.db") as store:
+        live = store.new_match("chapo", ("Ana", "Rui"), table=measured)
+        assert live.referee.table == measured
+        by_name = store.new_match("three_cushion", ("Bea", "Rui"), table="carom_match")
+        assert by_name.info.table == "carom_match"
+    with MatchStore(tmp_path / "m.db") as store:
+        again = store.open_match(live.id)
+        assert (again.referee.table.width, again.referee.table.length) == (1200.0, 2400.0)
+        assert again.referee.table.name == "club_chapo"
+
+
+def test_a_table_that_cannot_be_stored_faithfully_is_refused(tmp_path: Path) -> None:
+    from dataclasses import replace
+    from rules.tables import preset
+    odd = replace(preset("carom_match"), name="odd", spots={"centre": (700.0, 1400.0)})
+    with MatchStore(tmp_path / "m.db") as store:
+        with pytest.raises(StoreError, match="table 'odd' cannot be stored"):
+            store.new_match("three_cushion", ("Ana", "Rui"), table=odd)
+        assert store.matches() == []
