@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import cv2
@@ -116,3 +117,43 @@ def test_display_specs(tmp_path: Path) -> None:
     for bad in ("hdmi", "png:", "fb0"):
         with pytest.raises(DisplayError, match="not a display"):
             open_display(bad)
+
+
+def test_window_sink_hands_tk_a_ppm_of_the_board(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a desktop here, a stand-in tkinter checks what the sink asks of Tk."""
+    import types
+    made: dict[str, object] = {}
+
+    class Tk:
+        def title(self, t: str) -> None:
+            made["title"] = t
+
+        def update(self) -> None:
+            made["updates"] = int(made.get("updates", 0)) + 1
+
+        def destroy(self) -> None:
+            made["destroyed"] = True
+
+    class Label:
+        def __init__(self, root: object, borderwidth: int) -> None:
+            pass
+
+        def pack(self) -> None:
+            pass
+
+        def configure(self, image: object) -> None:
+            made["image"] = image
+
+    def PhotoImage(data: bytes, format: str) -> bytes:
+        made["format"] = format
+        return data
+
+    fake = types.SimpleNamespace(Tk=Tk, Label=Label, PhotoImage=PhotoImage)
+    monkeypatch.setitem(sys.modules, "tkinter", fake)
+    monkeypatch.setenv("DISPLAY", ":0")
+    with WindowSink("board") as w:
+        w.show(solid(4, 2, (255, 0, 0)))  # blue, in BGR
+    header = b"P6 4 2 255 "
+    assert made["format"] == "PPM" and made["image"][:len(header)] == header
+    assert made["image"][len(header):] == bytes([0, 0, 255] * 8)  # RGB order for Tk
+    assert made["title"] == "board" and made["updates"] == 1 and made["destroyed"] is True
