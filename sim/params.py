@@ -22,4 +22,4 @@ class PhysicsParams:
     pin_mass_ratio: float = 0.05  # a Chapó pin's mass / a ball's mass: light, it barely deflects the ball
     pin_fall_s: float = 0.12  # how long a knocked pin takes to lie flat (rendering only)
     dt: float = 0.0005  # integration step while a ball slides; contact times are solved inside a step
-    dt_rolling: float = 0.004  # step while every ball rolls straight (sampling only: contacts stay exact)
+    dt_rolling: float = 0.01  # step while every ball rolls straight (sampling only: contacts stay exact)

@@ -281,8 +281,8 @@ class Renderer:
             if status[k] == ON_TABLE:
                 xy = (float(pos[k, 0]), float(pos[k, 1]))
                 px = cam.table_to_image(xy, R)
-                entry.update({"xy": [round(xy[0], 3), round(xy[1], 3)], "px": [round(float(px[0]), 3),
-                                                                               round(float(px[1]), 3)]})
+                entry.update({"xy": [round(xy[0], 2), round(xy[1], 2)],
+                              "px": [round(float(px[0]), 2), round(float(px[1]), 2)]})
                 occluded = False
                 if mask is not None:
                     r = cam.focal * R / float(np.linalg.norm(np.array([*xy, R]) - cam.camera_centre))
