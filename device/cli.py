@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--option", action="append", metavar="KEY=VALUE", help="a discipline option; repeatable")
     ref.add_argument("log", help="the match log (.jsonl), or - for standard input")
     ref.set_defaults(run=referee_command)
+
+    from device.run_command import add_run_parser
+    add_run_parser(sub)
     return parser
 
 
