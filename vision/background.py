@@ -52,9 +52,9 @@ class ColourReference:
         return soft_difference(frame, unit, norm, params)
 
 
-def soft_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray, params: DifferenceParams) -> np.ndarray:
-    """The shadow-tolerant colour difference of ``frame`` (h, w, 3) against a background given as unit colour
-    directions (h, w, 3) and brightness (h, w), mapped to [0, 1] by ``params.saturation``.
+def colour_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray, params: DifferenceParams) -> np.ndarray:
+    """The shadow-tolerant colour difference (grey levels, float32 (h, w)) of ``frame`` (h, w, 3) against a
+    background given as unit colour directions (h, w, 3) and brightness (h, w).
 
     OpenCV's element-wise functions, not numpy's: they run vectorised without temporaries, about ten times faster
     on the frame sizes here (1.4 ms for 728 x 544 on one core)."""
@@ -65,7 +65,12 @@ def soft_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray, param
     too_dark = cv2.max(cv2.subtract(cv2.multiply(norm, params.shadow_floor), along), 0.0)
     too_bright = cv2.max(cv2.subtract(along, cv2.multiply(norm, params.glare_ceiling)), 0.0)
     excess = cv2.add(too_dark, too_bright)
-    d = cv2.sqrt(cv2.add(across2, cv2.multiply(excess, excess)))
+    return cv2.sqrt(cv2.add(across2, cv2.multiply(excess, excess)))
+
+
+def soft_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray, params: DifferenceParams) -> np.ndarray:
+    """``colour_difference`` mapped to a soft "not cloth" mask in [0, 1] by ``params.saturation``."""
+    d = colour_difference(frame, unit, norm, params)
     return cv2.min(cv2.multiply(d, 1.0 / params.saturation), 1.0)
 
 

@@ -22,6 +22,7 @@ Person, cue and hands outside the cushions never count: nothing outside the play
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import cv2
@@ -54,6 +55,20 @@ class DetectorConfig:
             raise ValueError("scale must be >= 1")
         if not 0.0 < self.peak_threshold < 1.0 or not 0.0 <= self.min_score <= 1.0:
             raise ValueError("thresholds must be in (0, 1)")
+
+
+class _StageClock:
+    """Adds the time since the last lap to ``timings[stage]``; does nothing without a dict."""
+
+    def __init__(self, timings: dict[str, float] | None) -> None:
+        self.timings = timings
+        self.last = time.perf_counter() if timings is not None else 0.0
+
+    def lap(self, stage: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[stage] = self.timings.get(stage, 0.0) + now - self.last
+            self.last = now
 
 
 class BallDetector:
@@ -157,18 +172,23 @@ class BallDetector:
     def _to_full(self, low_px: np.ndarray) -> np.ndarray:
         return (low_px + 0.5) * self.scale - 0.5 + self._origin
 
-    def detect(self, frame: np.ndarray, t: float, background: BackgroundModel,
-               min_score: float | None = None) -> Detections:
-        """Every ball in ``frame`` (uint8 BGR, the calibration's image size)."""
+    def detect(self, frame: np.ndarray, t: float, background: BackgroundModel, min_score: float | None = None,
+               timings: dict[str, float] | None = None) -> Detections:
+        """Every ball in ``frame`` (uint8 BGR, the calibration's image size). ``timings``, when given, gathers the
+        seconds spent in each stage (for the benchmark)."""
         if frame.shape[:2] != (self.camera.image_size[1], self.camera.image_size[0]):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the camera model "
                              f"{self.camera.image_size[0]}x{self.camera.image_size[1]}")
+        clock = _StageClock(timings)
         min_score = self.config.min_score if min_score is None else min_score
         fg = self.foreground(frame, background)
+        clock.lap("foreground")
         pts, vals, resp = self.candidates(fg)
+        clock.lap("candidates")
         if len(pts) == 0:
             return Detections.empty(t)
         smears, resting = self._split_smears(fg, resp, pts, vals)
+        clock.lap("smears")
         out_px, out_r, out_score, out_blur = [], [], [], []
         if len(resting):
             centres = self._to_full(pts[resting])
@@ -195,7 +215,10 @@ class BallDetector:
         px, radius, score, blurred = px[keep], radius[keep], score[keep], blurred[keep]
         keep = self._dedupe(px, score, radius)
         px, radius, score, blurred = px[keep], radius[keep], score[keep], blurred[keep]
-        return Detections(t, self.geometry.to_table(px), px, radius, score, blurred=blurred)
+        clock.lap("fit")
+        xy = self.geometry.to_table(px)
+        clock.lap("to_table")
+        return Detections(t, xy, px, radius, score, blurred=blurred)
 
     # --- the parts --------------------------------------------------------------------------------------------
 

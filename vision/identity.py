@@ -29,7 +29,8 @@ FEATURES = ("L", "a", "b", "white_frac", "dot_frac")
 _WHITE_CHROMA = 14.0  # Lab chroma below which a pixel is white or grey
 _WHITE_L = 55.0  # ... and lightness above which it is white, not a shaded grey or black
 _DOT_CHROMA = 30.0
-_INNER = 0.75
+_INNER = 0.75  # body colour and dots: away from the shaded rim
+_WHOLE = 0.92  # white share
 
 
 def _lab(bgr: tuple[int, int, int]) -> np.ndarray:
@@ -57,6 +58,17 @@ def ball_crops(frame: np.ndarray, px: np.ndarray, radius: np.ndarray, scale: flo
     return crops, inner
 
 
+def _disc(px: np.ndarray, radius: np.ndarray, size: int, origin: np.ndarray, shape: tuple) -> np.ndarray:
+    h, w = shape[:2]
+    origin = origin.copy()
+    origin[:, 0] = np.clip(origin[:, 0], 0, w - size)
+    origin[:, 1] = np.clip(origin[:, 1], 0, h - size)
+    g = np.arange(size, dtype=np.float64)
+    dx = g[None, None, :] + origin[:, 0, None, None] - px[:, 0, None, None]
+    dy = g[None, :, None] + origin[:, 1, None, None] - px[:, 1, None, None]
+    return dx * dx + dy * dy <= (radius[:, None, None]) ** 2
+
+
 def ball_features(frame: np.ndarray, px: np.ndarray, radius: np.ndarray) -> np.ndarray:
     """The colour features (N, 5) of balls seen at ``px`` (N, 2) with silhouette radii ``radius`` (N,)."""
     px = np.asarray(px, dtype=np.float64).reshape(-1, 2)
@@ -64,16 +76,19 @@ def ball_features(frame: np.ndarray, px: np.ndarray, radius: np.ndarray) -> np.n
     n = len(px)
     if n == 0:
         return np.zeros((0, len(FEATURES)))
-    crops, inner = ball_crops(frame, px, radius, _INNER)
+    crops, whole = ball_crops(frame, px, radius, _WHOLE)
     size = crops.shape[1]
+    inner = _disc(px, radius * _INNER, whole.shape[1], np.round(px).astype(int) - size // 2, frame.shape)
     lab = cv2.cvtColor(crops.reshape(n * size, size, 3).astype(np.float32) * (1 / 255.0),
                        cv2.COLOR_BGR2Lab).reshape(n, size, size, 3)
     chroma = np.hypot(lab[..., 1], lab[..., 2])
-    white = (chroma < _WHITE_CHROMA) & (lab[..., 0] > _WHITE_L) & inner
-    dots = (chroma > _DOT_CHROMA) & inner
+    whitish = (chroma < _WHITE_CHROMA) & (lab[..., 0] > _WHITE_L)
+    # The white share over nearly the whole disc: a stripe turned with its band up shows its white caps only
+    # near the rim. The rim's mix with the cloth is coloured, never white, so it does not count as white.
+    white_frac = (whitish & whole).sum(axis=(1, 2)) / np.maximum(whole.sum(axis=(1, 2)), 1)
     count = np.maximum(inner.sum(axis=(1, 2)), 1)
-    white_frac = white.sum(axis=(1, 2)) / count
-    dot_frac = dots.sum(axis=(1, 2)) / count
+    white = whitish & inner
+    dot_frac = ((chroma > _DOT_CHROMA) & inner).sum(axis=(1, 2)) / count
     body = inner & ~white
     # Mostly white balls: their body colour is their white (the dots are too few to be a colour).
     body = np.where((body.sum(axis=(1, 2)) < 0.15 * count)[:, None, None], inner, body)

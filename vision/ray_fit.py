@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
-from vision.background import ColourReference, DifferenceParams, soft_difference
+from vision.background import ColourReference, DifferenceParams, colour_difference
 
 N_RAYS = 48
 _INNER, _OUTER = 0.55, 1.45  # sampled part of each ray, in expected radii
@@ -43,9 +44,10 @@ def _windows(centres: np.ndarray, half: int, shape: tuple[int, int]) -> np.ndarr
     return o
 
 
-def soft_masks(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
-               half: int) -> tuple[np.ndarray, np.ndarray]:
-    """The soft difference in windows (N, S, S) around ``centres``, and the windows' origins (N, 2)."""
+def window_maps(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
+                half: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """In windows (N, S, S) around ``centres``: the soft mask, the unsaturated colour difference it comes from
+    (whose steepest fall is the edge, whatever the contrast), and the windows' origins (N, 2)."""
     n = len(centres)
     size = 2 * half + 1
     origins = _windows(centres, half, frame.shape[:2])
@@ -57,9 +59,10 @@ def soft_masks(frame: np.ndarray, ref: ColourReference, params: DifferenceParams
         f[i] = frame[y:y + size, x:x + size]
         u[i] = ref.unit[y:y + size, x:x + size]
         nm[i] = ref.norm[y:y + size, x:x + size]
-    m = soft_difference(f.reshape(n * size, size, 3), u.reshape(n * size, size, 3), nm.reshape(n * size, size),
-                        params)
-    return m.reshape(n, size, size), origins
+    d = colour_difference(f.reshape(n * size, size, 3), u.reshape(n * size, size, 3), nm.reshape(n * size, size),
+                          params)
+    soft = cv2.min(cv2.multiply(d, 1.0 / params.saturation), 1.0)
+    return soft.reshape(n, size, size), d.reshape(n, size, size), origins
 
 
 def _bilinear(masks: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -108,6 +111,33 @@ def edge_radii(masks: np.ndarray, local_centres: np.ndarray, radii: np.ndarray,
     return r_edge, found
 
 
+def refine_edges(linear: np.ndarray, local_centres: np.ndarray, angles: np.ndarray, r_edge: np.ndarray,
+                 found: np.ndarray) -> np.ndarray:
+    """Move each found edge to the steepest outward fall of the unsaturated colour difference within 2 px of it
+    (parabolic peak of the derivative). The soft mask's fixed threshold sits farther out where the ball contrasts
+    strongly with the cloth (its lit side) than where it contrasts weakly (its shaded side, a dark ball), and JPEG's
+    blurred chroma widens that difference; the steepest point of an edge stays where the edge is. The difference is
+    the shadow-tolerant one: a plain colour distance sees the shadow beside a ball's dark side as more ball."""
+    offs = np.arange(-2.0, 2.01, 0.25)  # (M,)
+    rho = r_edge[..., None] + offs  # (N, K, M)
+    cx = local_centres[:, 0, None, None] + np.cos(angles)[None, :, None] * rho
+    cy = local_centres[:, 1, None, None] + np.sin(angles)[None, :, None] * rho
+    q = _bilinear(linear, cx, cy)
+    slope = q[..., 2:] - q[..., :-2]  # central differences at offs[1:-1]
+    j = np.argmin(slope, axis=-1)  # most negative: the steepest fall going outwards
+    j = np.clip(j, 1, slope.shape[-1] - 2)
+    s0 = np.take_along_axis(slope, (j - 1)[..., None], -1)[..., 0]
+    s1 = np.take_along_axis(slope, j[..., None], -1)[..., 0]
+    s2 = np.take_along_axis(slope, (j + 1)[..., None], -1)[..., 0]
+    denom = s0 - 2 * s1 + s2
+    delta = 0.5 * (s0 - s2) / np.where(np.abs(denom) > 1e-6, denom, np.inf)
+    delta = np.clip(delta, -1.0, 1.0)
+    refined = r_edge + offs[1:-1][j] + delta * 0.25
+    contrast = q[..., :3].mean(axis=-1) - q[..., -3:].mean(axis=-1)
+    ok = found & (contrast > 8.0)
+    return np.where(ok, refined, r_edge)
+
+
 def _solve(r_edge: np.ndarray, w: np.ndarray, angles: np.ndarray, fixed_radius: np.ndarray | None,
            harmonics: bool) -> np.ndarray:
     """Weighted least squares per ball; returns (N, 5): r, dx, dy, a, b (unused columns zero)."""
@@ -142,8 +172,8 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
     if n == 0:
         z = np.zeros(0)
         return RayFit(np.zeros((0, 2)), z, z, np.zeros((0, N_RAYS), bool), angles)
-    half = int(np.ceil(radii.max() * (_OUTER + 0.1))) + 2  # the first guess is within a pixel or two
-    masks, origins = soft_masks(frame, ref, params, centres, half)
+    half = int(np.ceil(radii.max() * (_OUTER + 0.1))) + 5  # the first guess is within a pixel or two
+    masks, linear, origins = window_maps(frame, ref, params, centres, half)
     c = np.asarray(centres, dtype=np.float64).copy()
     radius = radii.astype(np.float64).copy()
     elong = np.zeros(n)
@@ -151,6 +181,7 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
     for it in range(iterations):
         local = c - origins
         r_edge, found = edge_radii(masks, local, radii, angles)
+        r_edge = refine_edges(linear, local, angles, r_edge, found)
         w = found.astype(np.float64)
         count = w.sum(axis=1)
         # Each half of the circle must have edges for the radius to be separable from the shift.
