@@ -17,8 +17,16 @@ from calibration.file import Calibration
 from calibration.markings import find_markings
 from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
                              refine_pose, table_corners)
-from calibration.table_finder import TableOutline, find_outline, fit_side_lines, intersect
+from calibration.table_finder import TableOutline, find_outline, fit_side_lines, hidden_nose, intersect
 from rules.tables import TableSpec
+
+
+def _side_middle(table: TableSpec, i: int) -> tuple[float, float]:
+    return [(table.width / 2, 0.0), (table.width, table.length / 2), (table.width / 2, table.length),
+            (0.0, table.length / 2)][i]
+
+
+CUSHION_TOP_WIDTH_MM = 50.0  # nose to rail across a cushion's top (a typical cushion; only for cushions seen from behind)
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,12 +115,32 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     kp = (prior.k1, prior.k2, prior.k1_sigma, prior.k2_sigma) if fit_lens else None
     fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens,
                       k_prior=kp, edge_z=ez)
+    # A cushion seen from behind (the camera beyond its line, a photo from the end of the table) hides its nose: the
+    # edge without a dark band is then the outer edge of its top, where the rail starts.
+    offs = [0.0] * 4
+    c = fit.camera.camera_centre
+    behind = [c[1] < 0, c[0] > table.width, c[1] > table.length, c[0] < 0]
+    edges = list(edges)
+    centre = np.concatenate(edges).mean(axis=0)
+    for i in range(4):
+        if behind[i]:
+            ppm = float(fit.camera.pixels_per_mm(np.array(_side_middle(table, i)), hn))
+            nose = hidden_nose(image, edges[i], centre, 2.5 * CUSHION_TOP_WIDTH_MM * ppm + 4, outline.cloth)
+            if nose is not None:
+                edges[i], ez[i] = nose, hn
+            else:
+                offs[i], ez[i] = CUSHION_TOP_WIDTH_MM, hn
+    edges = tuple(edges)
+    if any(behind):
+        fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, fit_focal=fit_lens,
+                          fit_distortion=fit_lens, k_prior=kp, edge_z=ez, edge_offset=offs)
     markings: tuple[MarkingObservation, ...] = ()
     if use_markings:
         markings = tuple(find_markings(image, fit.camera, table, outline.cloth))
         if len(markings) >= 2:
             fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, markings=markings,
-                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp, edge_z=ez)
+                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp, edge_z=ez,
+                              edge_offset=offs)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
     quality = {"reprojection_px": round(fit.rms_px, 4), "edge_inliers": round(fit.inlier_fraction, 3),

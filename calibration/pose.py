@@ -115,10 +115,11 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
                 focal_sigma: float, markings: Sequence[MarkingObservation] = (), fit_focal: bool = True,
                 fit_distortion: bool = True, sigma_px: float = 0.2, iters: int = 25,
                 k_prior: tuple[float, float, float, float] | None = None,
-                edge_z: float | Sequence[float] = 0.0) -> PoseFit:
+                edge_z: float | Sequence[float] = 0.0, edge_offset: float | Sequence[float] = 0.0) -> PoseFit:
     """Joint LM fit of pose, focal length and radial distortion to the cushion edge points (see module docstring).
     ``k_prior`` (k1, k2, sigma1, sigma2) holds the distortion near a lens's values; ``edge_z`` is the height of the
-    edge points above the cloth (the nose height), one for all or one per cushion."""
+    edge points above the cloth (the nose height), one for all or one per cushion; ``edge_offset`` how far outside
+    the cushion line they are (mm, per cushion: the outer edge of a cushion top seen from behind)."""
     f0 = camera.focal
     k1, k2 = float(camera.dist_coeffs[0]), float(camera.dist_coeffs[1])
     p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2]])
@@ -126,7 +127,8 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
     pts = [np.asarray(e, dtype=np.float64) for e in edge_points]
     allpts = np.concatenate(pts)
     side = np.concatenate([np.full(len(e), i) for i, e in enumerate(pts)])
-    target = np.array([0.0, table.width, table.length, 0.0])[side]
+    off = np.broadcast_to(np.asarray(edge_offset, dtype=float), (len(pts),))
+    target = (np.array([0.0, table.width, table.length, 0.0]) + np.array([-1.0, 1.0, 1.0, -1.0]) * off)[side]
     axis = np.array([1, 0, 1, 0])[side]  # bottom/top constrain y, right/left constrain x
     mk_px = np.array([m.px for m in markings]).reshape(-1, 2)
     mk_xy = np.array([m.table_xy for m in markings]).reshape(-1, 2)

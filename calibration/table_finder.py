@@ -343,6 +343,12 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     score = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
     clipped = np.minimum(score, 60.0)
     grads = _gradients(clipped)
+    light = np.ascontiguousarray(lab[..., 0])
+    lgrads = _gradients(light)
+    hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV).astype(np.float32)
+    hue, sat = np.ascontiguousarray(hsv[..., 0]), np.ascontiguousarray(hsv[..., 1])
+    cloth_bgr = cv2.cvtColor(cloth.lab.reshape(1, 1, 3).astype(np.uint8), cv2.COLOR_LAB2BGR)
+    cloth_hsv = cv2.cvtColor(cloth_bgr, cv2.COLOR_BGR2HSV).reshape(3).astype(np.float32)
     edges: list[np.ndarray] = []
     kinds: list[str] = []
     for pts, nrm in _side_samples(quad, contour, samples_per_side, corner_margin):
@@ -350,22 +356,39 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
             raise TableNotFound("a cushion is hidden or out of view (too little of its edge is visible)")
         half = max(6.0, 3.0 * scale + 3.0)
         short = float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
-        inward = max(half, 0.06 * short)
+        inward = max(half, 0.08 * short)
         e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward)
         ok1 = g1 > 0.5
         if ok1.sum() < 10:
             raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
-        # The nose: going on outwards, the dark band (the face under the nose and its shadow) ends at the lit,
-        # cloth-coloured cushion top in a falling edge; that edge is the nose, at the nose height. Where no such
-        # band shows (a cushion seen from behind, a cushion top of another colour), the rise itself is the nose
-        # seen where it meets the cloth.
+        # The nose: going on outwards, the dark band (the face under the nose, seen from the front, and its
+        # shadow) ends where the lightness rises again, at the lit cushion top or the rail: that edge is the nose,
+        # at the nose height. Where no dark band shows (a cushion seen from behind), the rise is kept ("cloth").
+        # (a) the band then the lit, cloth-coloured cushion top: a falling edge of the colour distance.
         band = max(4.0, 0.025 * short)
         ef, g2 = _profile_edges(grads, e1 + (0.5 + band / 2) * nrm, nrm, band / 2, sign=-1.0)
         after = _sample(clipped, ef + 2.0 * nrm)
         peak = _sample(clipped, (e1 + ef) / 2)
         is_band = ok1 & (g2 > 0.3 * g1) & (after < 0.5 * peak)
         if is_band.sum() >= 0.5 * ok1.sum():
-            e2 = _follow(ef[is_band], nrm[is_band], grads, sign=-1.0)
+            edges.append(_follow(ef[is_band], nrm[is_band], grads, sign=-1.0))
+            kinds.append("nose")
+            continue
+        # (b) the band then the rail (the cushion top foreshortened away): the lightness rises at the nose. The
+        # band is the cloth in shadow: darker, of the cloth's hue (a dark rail is not).
+        band = max(5.0, 0.04 * short)
+        ef, g2 = _profile_edges(lgrads, e1 + (0.5 + band / 2) * nrm, nrm, band / 2, sign=1.0)
+        l_in = _sample(light, e1 - 2.0 * nrm)
+        mid = (e1 + ef) / 2
+        l_band = _sample(light, mid)
+        h_band = _sample(hue, mid)
+        s_band = _sample(sat, mid)
+        dh = np.abs(h_band - cloth_hsv[0])
+        dh = np.minimum(dh, 180.0 - dh)
+        same_hue = (s_band > 70) & (cloth_hsv[1] > 50) & (dh < 13)
+        is_band = ok1 & (g2 > 2.0) & (l_band < l_in - 8.0) & same_hue & (np.linalg.norm(ef - e1, axis=1) > 1.0)
+        if is_band.sum() >= 0.5 * ok1.sum():
+            e2 = _follow(ef[is_band], nrm[is_band], lgrads, sign=1.0)
             kinds.append("nose")
         else:
             e2 = _follow(e1[ok1], nrm[ok1], grads, sign=1.0)
@@ -373,6 +396,8 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
         if len(e2) < 10:
             raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
         edges.append(e2)
+    if any(len(e) < 10 for e in edges):
+        raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
     return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h), tuple(kinds))
 
 
@@ -414,3 +439,48 @@ def straight_corners(edge_points: Sequence[np.ndarray]) -> np.ndarray:
     lines = [(c, d) for c, d, _ in fit_side_lines(edge_points)]
     # Corner i is where side i-1 meets side i (BL: left and bottom).
     return np.array([intersect(lines[(i - 1) % 4], lines[i]) for i in range(4)])
+
+
+def hidden_nose(image: np.ndarray, points: np.ndarray, centre: np.ndarray, max_px: float,
+                cloth: ClothModel | None = None) -> np.ndarray | None:
+    """The nose of a cushion seen from behind, from the outer edge of its top (``points``, where the rail starts):
+    the cloth-coloured top and the cloth differ only slightly in brightness, so the step is found first on the
+    profile averaged along the whole cushion (inwards from the outer edge, up to ``max_px``), then point by point
+    within 2 px of it. None when no step stands out."""
+    pts = np.asarray(points, dtype=np.float64)
+    if len(pts) < 10:
+        return None
+    c, d, _ = _fit_line_robust(pts)
+    n_in = np.array([-d[1], d[0]])
+    if (np.asarray(centre) - c) @ n_in < 0:
+        n_in = -n_in
+    lab = cv2.GaussianBlur(cv2.cvtColor(_to_bgr(image), cv2.COLOR_BGR2LAB).astype(np.float32), (0, 0), 1.0)
+    light = np.ascontiguousarray(lab[..., 0])
+    step = 0.5
+    offs = np.arange(-8.0, max_px, step, dtype=np.float32)
+    sx = (pts[:, None, 0] + offs[None, :] * n_in[0]).astype(np.float32)
+    sy = (pts[:, None, 1] + offs[None, :] * n_in[1]).astype(np.float32)
+    prof = cv2.remap(light, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    mean = np.median(prof, axis=0)
+    grad = np.abs(np.gradient(mean, step))
+    start = 8  # skip what is still rail: search from where the colour is the cloth's (the cushion's top)
+    if cloth is not None:
+        d = lab - cloth.lab.astype(np.float32)
+        score = np.ascontiguousarray(np.sqrt(0.25 * d[..., 0] ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2))
+        sprof = np.median(cv2.remap(score, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE), axis=0)
+        inside = np.flatnonzero(sprof < 20)
+        if len(inside) == 0:
+            return None
+        start = int(inside[0])
+    grad[:start + max(6, int(0.3 * (max_px - 4) / 2.5 / step))] = 0  # past the blur of the rail's own edge
+    k = int(np.argmax(grad))
+    noise = np.median(np.abs(np.gradient(prof, step, axis=1)))
+    if grad[k] < max(0.8, 1.5 * noise / np.sqrt(len(pts)) * 4):
+        return None
+    sign = -1.0 if mean[min(k + 2, len(mean) - 1)] < mean[max(k - 2, 0)] else 1.0
+    base = pts + offs[k] * n_in
+    gx = cv2.Sobel(light, cv2.CV_32F, 1, 0, ksize=3) / 8
+    gy = cv2.Sobel(light, cv2.CV_32F, 0, 1, ksize=3) / 8
+    e, g = _profile_edges((gx, gy), base, np.repeat(n_in[None], len(pts), axis=0), 2.0, sign=sign)
+    keep = g > 0.3
+    return e[keep] if keep.sum() >= 10 else None

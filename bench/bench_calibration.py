@@ -1,0 +1,127 @@
+"""Calibration accuracy on rendered views of an empty table: ball-centre positions and corners against the truth.
+
+    python -m bench.bench_calibration [--views 50] [--seed 1] [--size 1280x960]
+
+Each view draws at random: the camera height (1.9 to 3.2 m, as fits the lens), a tilt of 0 to 10 degrees towards a
+random side, a small roll, the lens (the standard Camera Module 3, or the wide one) with its focal length off the
+nominal by up to 2 % and its distortion off the nominal, a cloth colour (green, blue, grey, tournament blue), uneven
+light (up to 30 % darker at the far side from the light) and, in half the views, a person at the table edge. The
+calibration is given only the lens's name (its nominal field of view and distortion as a starting point).
+
+Figures: per view, the error of the calibrated ball-centre mapping (a ball's pixel centre, projected by the true
+camera from z = R, mapped back through the ball-centre plane, against its true cloth point) over a 15 x 29 grid
+covering the whole play area; and the corner error in pixels. Printed: the median and maximum over all views,
+the worst view, and the time per calibration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+
+import numpy as np
+
+from bench.calibration_views import CLOTHS, Scene, render
+from calibration.auto import calibrate_view
+from calibration.camera import CameraModel
+from calibration.distortion import LENSES
+from calibration.pose import nose_height_mm, table_corners
+from calibration.table_finder import TableNotFound
+from rules.tables import preset
+
+
+def random_view(rng: np.random.Generator, table, size: tuple[int, int]) -> tuple[CameraModel, Scene, str]:
+    lens_name = "cm3" if rng.random() < 0.5 else "cm3_wide"
+    lens = LENSES[lens_name]
+    w, h = size
+    f = (w / 2) / math.tan(math.radians(lens.hfov_deg) / 2) * (1 + rng.uniform(-0.02, 0.02))
+    k1 = lens.k1 + rng.uniform(-0.03, 0.03)
+    k2 = lens.k2 + rng.uniform(-0.01, 0.01)
+    # The height that fits the table plus a margin, then a little higher at random.
+    need = max((table.length + 500) * f / w, (table.width + 500) * f / h)
+    height = need * rng.uniform(1.0, 1.15)
+    tilt = rng.uniform(-10, 10)  # towards the bottom or the top cushion
+    cam = CameraModel.overhead(table, size, height_mm=height, tilt_deg=tilt, focal_px=f, dist=(k1, k2, 0, 0, 0))
+    # And a little towards a long cushion (about the camera's x axis), and a roll.
+    cam = cam.moved((rng.uniform(-0.05, 0.05), 0, rng.uniform(-0.03, 0.03)))
+    cloth = list(CLOTHS)[int(rng.integers(len(CLOTHS)))]
+    person = None
+    if rng.random() < 0.5:
+        side = int(rng.integers(4))
+        t = rng.uniform(0.2, 0.8)
+        r = rng.uniform(200, 350)
+        pos = [(t * table.width, -r * 0.8), (table.width + r * 0.8, t * table.length),
+               (t * table.width, table.length + r * 0.8), (-r * 0.8, t * table.length)][side]
+        person = (pos[0], pos[1], r)
+    scene = Scene(table, cloth_bgr=CLOTHS[cloth], nose_height=nose_height_mm(table),
+                  light_gain=rng.uniform(0, 0.3), light_centre=(rng.uniform(0.2, 0.8), rng.uniform(0.2, 0.8)),
+                  person=person, noise=rng.uniform(1, 3))
+    return cam, scene, f"{lens_name} h={height:.0f} tilt={tilt:+.1f} {cloth}{' person' if person else ''}"
+
+
+def ball_errors(true: CameraModel, est: CameraModel, table, n: tuple[int, int] = (15, 29)) -> np.ndarray:
+    r = table.ball_radius
+    g = np.stack(np.meshgrid(np.linspace(r, table.width - r, n[0]), np.linspace(r, table.length - r, n[1])),
+                 -1).reshape(-1, 2)
+    return np.linalg.norm(est.image_to_table(true.table_to_image(g, r), r) - g, axis=1)
+
+
+def run(views: int, seed: int, size: tuple[int, int], table_name: str = "carom_match") -> dict:
+    table = preset(table_name)
+    rng = np.random.default_rng(seed)
+    all_ball, all_corner, per_view, times, failures = [], [], [], [], []
+    for i in range(views):
+        cam, scene, desc = random_view(rng, table, size)
+        img = render(cam, scene, seed=i)
+        lens = desc.split()[0]
+        t0 = time.perf_counter()
+        try:
+            vc = calibrate_view(img, table, lens=lens)
+        except (TableNotFound, ValueError) as exc:
+            failures.append(f"view {i} ({desc}): {exc}")
+            continue
+        times.append(time.perf_counter() - t0)
+        e = ball_errors(cam, vc.calibration.camera, table)
+        true_corners = cam.project(table_corners(table, nose_height_mm(table)))
+        c = np.linalg.norm(vc.calibration.corners_px - true_corners, axis=1)
+        all_ball.append(e)
+        all_corner.append(c)
+        per_view.append((float(np.median(e)), float(e.max()), float(c.max()), desc))
+    ball = np.concatenate(all_ball) if all_ball else np.zeros(0)
+    corner = np.concatenate(all_corner) if all_corner else np.zeros(0)
+    return {"views": views, "calibrated": len(per_view), "failures": failures, "ball": ball, "corner": corner,
+            "per_view": per_view, "times": times}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--views", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--size", default="1280x960")
+    ap.add_argument("--table", default="carom_match")
+    a = ap.parse_args()
+    size = tuple(int(v) for v in a.size.split("x"))
+    res = run(a.views, a.seed, size, a.table)  # type: ignore[arg-type]
+    ball, corner, pv = res["ball"], res["corner"], res["per_view"]
+    print(f"views: {res['views']}, calibrated: {res['calibrated']}, {a.size}, table {a.table}")
+    for f in res["failures"]:
+        print(f"  failed: {f}")
+    if not len(ball):
+        return
+    print(f"ball centre error (mm), all grid points of all views: median {np.median(ball):.3f}, "
+          f"p95 {np.percentile(ball, 95):.3f}, max {ball.max():.3f}")
+    print(f"per-view median (mm): median {statistics.median(v[0] for v in pv):.3f}, "
+          f"worst {max(v[0] for v in pv):.3f}")
+    print(f"corner error (px): median {np.median(corner):.3f}, p95 {np.percentile(corner, 95):.3f}, "
+          f"max {corner.max():.3f}")
+    worst = max(pv, key=lambda v: v[1])
+    print(f"worst view: ball max {worst[1]:.3f} mm, corners max {worst[2]:.3f} px ({worst[3]})")
+    print(f"within targets (ball max < 1.5 mm, ball median < 0.5 mm, corners < 0.3 px): "
+          f"{sum(1 for v in pv if v[1] < 1.5 and v[0] < 0.5 and v[2] < 0.3)}/{len(pv)} views")
+    print(f"calibration time per view: median {statistics.median(res['times']):.2f} s")
+
+
+if __name__ == "__main__":
+    main()
