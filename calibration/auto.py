@@ -17,7 +17,8 @@ from calibration.file import Calibration
 from calibration.markings import find_markings
 from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
                              refine_pose, table_corners)
-from calibration.table_finder import TableOutline, find_outline, fit_side_lines, hidden_nose, intersect
+from calibration.table_finder import (TableNotFound, TableOutline, find_outline, fit_side_lines, hidden_nose,
+                                      intersect)
 from rules.tables import TableSpec
 
 
@@ -42,6 +43,25 @@ def _lines_corners(edge_points, size, k, dist) -> np.ndarray:
     lines = [(c, d) for c, d, _ in fit_side_lines(ideal)]
     corners = np.array([intersect(lines[(i - 1) % 4], lines[i]) for i in range(4)])
     return corners
+
+
+_EDGE_ADVICE = {
+    "top": "tilt the camera up or raise it", "bottom": "tilt the camera down or raise it",
+    "left": "pan the camera left or raise it", "right": "pan the camera right or raise it",
+}
+
+
+def _check_corners_in_view(corners: np.ndarray, size: tuple[int, int]) -> None:
+    """Every cushion-nose corner must be seen: one at or past the picture's edge is extrapolated, not measured."""
+    w, h = size
+    m = 0.005 * max(w, h)
+    names = ("bottom-left", "bottom-right", "top-right", "top-left")
+    for name, (x, y) in zip(names, corners):
+        gaps = {"left": x - m, "right": w - 1 - m - x, "top": y - m, "bottom": h - 1 - m - y}
+        edge = min(gaps, key=gaps.get)  # type: ignore[arg-type]
+        if gaps[edge] < 0 or not np.isfinite([x, y]).all():
+            raise TableNotFound(f"the table's {name} corner is at the {edge} edge of the picture: "
+                                f"{_EDGE_ADVICE[edge]} (the whole cloth must be in view)")
 
 
 def _plausible(f: float | None, f_prior: float) -> bool:
@@ -143,6 +163,7 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
                               edge_offset=offs)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
+    _check_corners_in_view(corners, size)
     quality = {"reprojection_px": round(fit.rms_px, 4), "edge_inliers": round(fit.inlier_fraction, 3),
                "markings_found": len(markings)}
     if len(fit.marking_residuals_mm):

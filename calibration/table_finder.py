@@ -163,7 +163,9 @@ _BORDER_ADVICE = {
 }
 
 
-def _check_in_view(filled: np.ndarray) -> None:
+def _check_in_view(filled: np.ndarray) -> str | None:
+    """The picture border the cloth region runs off (the advice is given later, if the nose is not in view
+    there either: a cushion's top may be cut off while its nose is still seen)."""
     h, w = filled.shape
     edges = {"top": filled[0, :], "bottom": filled[-1, :], "left": filled[:, 0], "right": filled[:, -1]}
     runs = {k: int(np.count_nonzero(v)) for k, v in edges.items()}
@@ -173,7 +175,8 @@ def _check_in_view(filled: np.ndarray) -> None:
         raise TableNotFound("no table outline found: the cloth colour fills the picture (too close, or a blank "
                             "picture?)")
     if runs[worst] > 0.03 * (w if worst in ("top", "bottom") else h):
-        raise TableNotFound(_BORDER_ADVICE[worst] + " (the whole cloth must be in view)")
+        return worst
+    return None
 
 
 def _quad(filled: np.ndarray) -> np.ndarray:
@@ -286,7 +289,7 @@ def _side_samples(q: np.ndarray, contour: np.ndarray, n: int, margin: float) -> 
     jaws, rounded corners), thinned to about ``n``; and the chord's outward normal."""
     out = []
     c = q.mean(axis=0)
-    idx = [int(np.argmin(np.linalg.norm(contour - corner, axis=1))) for corner in q]
+    idx = [int(np.nanargmin(np.linalg.norm(contour - corner, axis=1))) for corner in q]
     m = len(contour)
     for i in range(4):
         a, b = q[i], q[(i + 1) % 4]
@@ -330,13 +333,23 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     cloth = estimate_cloth(lab_small)
     filled = _region_holding_centre(cloth_mask(lab_small, cloth), lab_small, cloth)
     frac = np.count_nonzero(filled) / filled.size
-    _check_in_view(filled)
+    off_border = _check_in_view(filled)
     if frac < 0.08:
         raise TableNotFound(f"the cloth covers only {100 * frac:.0f}% of the picture: move the camera closer or "
                             "centre it over the table")
-    quad = order_corners(_quad(filled) * scale + (scale - 1) / 2)
+    coarse_quad = _quad(filled)
+    sh0, sw0 = filled.shape
+    for x, y in coarse_quad:
+        gaps = {"left": x, "right": sw0 - 1 - x, "top": y, "bottom": sh0 - 1 - y}
+        edge = min(gaps, key=gaps.get)  # type: ignore[arg-type]
+        if gaps[edge] < 3:  # a corner of the cloth at the picture's edge: the corner itself is not seen
+            raise TableNotFound(_BORDER_ADVICE[edge] + " (a corner of the table is at the picture's edge)")
+    quad = order_corners(coarse_quad * scale + (scale - 1) / 2)
     contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    contour = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(np.float64) * scale + (scale - 1) / 2
+    contour = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(np.float64)
+    sh, sw = filled.shape
+    on_border = (contour[:, 0] <= 1) | (contour[:, 1] <= 1) | (contour[:, 0] >= sw - 2) | (contour[:, 1] >= sh - 2)
+    contour = contour * scale + (scale - 1) / 2
     # Full-resolution "distance from the cloth colour" for the profiles (lightness counted half).
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
     diff = lab - cloth.lab.astype(np.float32)
@@ -351,7 +364,13 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     cloth_hsv = cv2.cvtColor(cloth_bgr, cv2.COLOR_BGR2HSV).reshape(3).astype(np.float32)
     edges: list[np.ndarray] = []
     kinds: list[str] = []
-    for pts, nrm in _side_samples(quad, contour, samples_per_side, corner_margin):
+    marked = contour.copy()
+    marked[on_border] = np.nan
+    for pts, nrm in _side_samples(quad, marked, samples_per_side, corner_margin):
+        keep = np.isfinite(pts).all(axis=1)
+        if off_border is not None and keep.mean() < 0.6:
+            raise TableNotFound(_BORDER_ADVICE[off_border] + " (the whole cloth must be in view)")
+        pts, nrm = pts[keep], nrm[keep]
         if len(pts) < 10:
             raise TableNotFound("a cushion is hidden or out of view (too little of its edge is visible)")
         half = max(6.0, 3.0 * scale + 3.0)
