@@ -234,14 +234,17 @@ def _gradients(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, normals: np.ndarray, half: float,
-                   step: float = 0.25, inward: float | None = None, sign: float = 1.0
+                   step: float = 0.25, inward: float | None = None, sign: float = 1.0,
+                   skip_bright_lines: tuple[np.ndarray, np.ndarray, float] | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Sub-pixel positions of the steepest rise of the score along each normal within +-half, and the rise.
 
     The gradient field is sampled with bicubic interpolation (differentiating a bilinear profile instead would be
     piecewise constant and snap every edge to a half pixel), its peak refined by a parabola. With ``inward`` the
     window reaches that far into the cloth and the first strong rise from the inside wins (the cloth edge, not the
-    cushion top's outer edge when the cushion has the cloth's colour)."""
+    cushion top's outer edge when the cushion has the cloth's colour). ``skip_bright_lines`` (score, lightness,
+    the cloth's lightness) passes over thin bright lines on the cloth (a baulk line, a chalk line): a rise that
+    is brighter than the cloth and falls back to it within a few pixels."""
     gx, gy = grads
     offs = np.arange(-(half if inward is None else inward), half + step / 2, step, dtype=np.float32)
     sx = (points[:, None, 0] + offs[None, :] * normals[:, None, 0]).astype(np.float32)
@@ -255,6 +258,16 @@ def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, nor
     else:
         peak = (grad[:, 1:-1] >= grad[:, :-2]) & (grad[:, 1:-1] >= grad[:, 2:]) \
             & (grad[:, 1:-1] > np.maximum(0.25 * grad.max(axis=1, keepdims=True), 4.0))
+        if skip_bright_lines is not None:
+            score_img, light_img, l_cloth = skip_bright_lines
+            sp = cv2.remap(score_img, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            lp = cv2.remap(light_img, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            a, b = int(round(1.5 / step)), int(round(5.0 / step))
+            m = len(offs)
+            ia = np.minimum(np.arange(1, m - 1) + a, m - 1)
+            ib = np.minimum(np.arange(1, m - 1) + b, m - 1)
+            bright_line = (lp[:, ia] > l_cloth + 15) & (sp[:, ib] < 0.5 * sp[:, ia])
+            peak &= ~bright_line
         i = np.argmax(peak, axis=1) + 1
     rows = np.arange(len(points))
     g0, g1, g2 = grad[rows, i - 1], grad[rows, i], grad[rows, i + 1]
@@ -339,10 +352,14 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
                             "centre it over the table")
     coarse_quad = _quad(filled)
     sh0, sw0 = filled.shape
-    for x, y in coarse_quad:
+    cnts, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    cpts = max(cnts, key=cv2.contourArea).reshape(-1, 2).astype(np.float64)
+    # The region's own corners (the contour points nearest the quad's corners, which may lie outside a rounded,
+    # fisheye region) must not be on the picture's edge.
+    for x, y in (cpts[int(np.argmin(np.linalg.norm(cpts - q, axis=1)))] for q in coarse_quad):
         gaps = {"left": x, "right": sw0 - 1 - x, "top": y, "bottom": sh0 - 1 - y}
         edge = min(gaps, key=gaps.get)  # type: ignore[arg-type]
-        if gaps[edge] < 3:  # a corner of the cloth at the picture's edge: the corner itself is not seen
+        if gaps[edge] < 2:  # a corner of the cloth at the picture's edge: the corner itself is not seen
             raise TableNotFound(_BORDER_ADVICE[edge] + " (a corner of the table is at the picture's edge)")
     quad = order_corners(coarse_quad * scale + (scale - 1) / 2)
     contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
@@ -376,7 +393,8 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
         half = max(6.0, 3.0 * scale + 3.0)
         short = float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
         inward = max(half, 0.08 * short)
-        e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward)
+        e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward,
+                                skip_bright_lines=(clipped, light, float(cloth.lab[0])))
         ok1 = g1 > 0.5
         if ok1.sum() < 10:
             raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
