@@ -1,6 +1,7 @@
 """Calibration accuracy on rendered views of an empty table: ball-centre positions and corners against the truth.
 
     python -m bench.bench_calibration [--views 50] [--seed 1] [--size 1280x960]
+    python -m bench.bench_calibration --real      # the hand-marked real views of tests/real_corners.json
 
 Each view draws at random: the camera height (1.9 to 3.2 m, as fits the lens), a tilt of 0 to 10 degrees towards a
 random side, a small roll, the lens (the standard Camera Module 3, or the wide one) with its focal length off the
@@ -20,6 +21,7 @@ import argparse
 import math
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -95,13 +97,72 @@ def run(views: int, seed: int, size: tuple[int, int], table_name: str = "carom_m
             "per_view": per_view, "times": times}
 
 
+def _silhouette_overlay(vc, entry, out) -> None:
+    import cv2
+
+    from calibration.overlay import draw_overlay
+
+    cam = vc.calibration.camera
+    w, h = cam.image_size
+    mask = cv2.resize(vc.outline.mask, (w, h), interpolation=cv2.INTER_NEAREST)
+    bg = np.full((h, w, 3), 40, np.uint8)
+    bg[mask > 0] = (110, 130, 110)
+    pic = draw_overlay(bg, cam, vc.calibration.table, vc.edge_points, vc.markings, max_side=800)
+    s = pic.shape[1] / w
+    for p in np.asarray(entry["corners"]) * s:  # the hand-marked corners, for comparison
+        cv2.drawMarker(pic, (int(round(p[0])), int(round(p[1]))), (0, 255, 255), cv2.MARKER_TILTED_CROSS, 14, 1)
+    for k, line in enumerate((entry["name"], "red: nose points, magenta: corners found, yellow x: by hand")):
+        cv2.putText(pic, line, (6, pic.shape[0] - 24 + 14 * k), cv2.FONT_HERSHEY_SIMPLEX, 0.38, (255, 255, 255), 1,
+                    cv2.LINE_AA)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(out), pic, [cv2.IMWRITE_JPEG_QUALITY, 70])
+
+
+def real_views(overlays: str | None = None) -> None:
+    """Corner errors of the real views; with ``overlays`` a folder, a picture of each calibration drawn over a flat
+    silhouette of the cloth found (not over the footage itself, which must not be copied into the repository)."""
+    import json
+    from pathlib import Path
+
+    from calibration.distortion import LensPrior
+    from device.calibrate_command import read_view
+
+    root = Path(__file__).resolve().parent.parent
+    real = root.parent / "shared" / "real"
+    fisheye = LensPrior("fisheye", 120.0, -0.3, 0.08, focal_sigma=0.3, k1_sigma=0.3, k2_sigma=0.1)
+    for e in json.loads((root / "tests" / "real_corners.json").read_text())["views"]:
+        path = real / e["path"]
+        if not path.exists():
+            print(f"{e['name']}: {path} absent")
+            continue
+        lens = fisheye if e.get("lens") == "fisheye" else e.get("lens")
+        try:
+            vc = calibrate_view(read_view(str(path)), preset(e["table"]), lens=lens)
+        except (TableNotFound, ValueError) as exc:
+            print(f"{e['name']}: refused: {exc}" + (" (expected)" if e.get("expect") == "refused" else ""))
+            continue
+        if "corners" not in e:
+            print(f"{e['name']}: calibrated, but it should have been refused")
+            continue
+        err = np.linalg.norm(vc.calibration.corners_px - np.asarray(e["corners"]), axis=1)
+        if overlays:
+            _silhouette_overlay(vc, e, Path(overlays) / f"{e['name']}.jpg")
+        print(f"{e['name']}: corner errors {np.round(err, 2).tolist()} px (max {err.max():.2f}; marked to "
+              f"+-{e.get('uncertainty_px', '?')} px), reprojection {vc.calibration.quality['reprojection_px']} px")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--views", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--size", default="1280x960")
     ap.add_argument("--table", default="carom_match")
+    ap.add_argument("--real", action="store_true", help="the real views instead of rendered ones")
+    ap.add_argument("--overlays", default=None, help="with --real: write a silhouette overlay per view here")
     a = ap.parse_args()
+    if a.real:
+        real_views(a.overlays)
+        return
     size = tuple(int(v) for v in a.size.split("x"))
     res = run(a.views, a.seed, size, a.table)  # type: ignore[arg-type]
     ball, corner, pv = res["ball"], res["corner"], res["per_view"]

@@ -36,6 +36,7 @@ class ViewCalibration:
     outline: TableOutline | None
     fit: PoseFit | None
     markings: tuple[MarkingObservation, ...]
+    edge_points: tuple[np.ndarray, ...] = ()  # the nose points the pose was fitted to, per cushion in table order
 
 
 def _lines_corners(edge_points, size, k, dist) -> np.ndarray:
@@ -169,7 +170,7 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     if len(fit.marking_residuals_mm):
         quality["markings_mm"] = round(float(np.sqrt(np.mean(fit.marking_residuals_mm ** 2))), 3)
     quality["focal_px"] = round(cam.focal, 2)
-    return ViewCalibration(Calibration(cam, table, corners, quality), outline, fit, markings)
+    return ViewCalibration(Calibration(cam, table, corners, quality), outline, fit, markings, tuple(edges))
 
 
 def calibrate_from_corners(corners_px: np.ndarray, image_size: tuple[int, int], table: TableSpec,

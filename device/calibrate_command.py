@@ -221,7 +221,7 @@ def run_calibrate(args: argparse.Namespace) -> dict:
         except (ValueError, np.linalg.LinAlgError) as exc:
             raise CalibrateError(f"the table's outline gives no camera pose ({exc}); give the corners by hand "
                                  "with --corners") from None
-        calib, markings, edges = vc.calibration, vc.markings, vc.outline.edge_points if vc.outline else ()
+        calib, markings, edges = vc.calibration, vc.markings, vc.edge_points
     cam = calib.camera
     if not (np.isfinite(cam.rvec).all() and np.isfinite(cam.tvec).all()) or cam.camera_centre[2] <= 0:
         raise CalibrateError("the fitted camera is not above the table (are the corners in table order?)")

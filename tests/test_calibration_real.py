@@ -1,0 +1,69 @@
+"""Real views (../shared/real, never copied here): the automatic corners against the ones marked by hand in
+tests/real_corners.json, within 3 px; a view whose table corner is at the picture's edge is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibration.auto import calibrate_view
+from calibration.distortion import LensPrior
+from calibration.table_finder import TableNotFound
+from device.calibrate_command import read_view
+from rules.tables import preset
+
+HERE = Path(__file__).resolve().parent
+REAL = HERE.parent.parent / "shared" / "real"
+ANNOTATIONS = json.loads((HERE / "real_corners.json").read_text())["views"]
+FISHEYE = LensPrior("fisheye", 120.0, -0.3, 0.08, focal_sigma=0.3, k1_sigma=0.3, k2_sigma=0.1)
+
+# Views the finder does not yet handle, with what goes wrong (measured, not hoped).
+KNOWN_FAILURES = {
+    "pi_fisheye_snooker_3b": "fisheye: the rounded cloth region and the far cushion (35 % darker by vignetting, a "
+                             "baulk line near it) defeat the nose search; corners off by tens of pixels",
+    "pi_fisheye_snooker_4b": "fisheye, as 3b; a cable across the cloth as well",
+    "phone_carom_end_view": "the hidden nose of the near cushion (seen from behind) is found ~2 px off the marked "
+                            "one, and the long noses' ends by ~1.5 px: corners up to ~4 px off",
+}
+
+
+def _view(entry):
+    path = REAL / entry["path"]
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the real footage lives in ../shared/real beside the repository)")
+    return read_view(str(path))
+
+
+def _cases():
+    for e in ANNOTATIONS:
+        if "corners" in e:
+            marks = [pytest.mark.xfail(reason=KNOWN_FAILURES[e["name"]], strict=False)] \
+                if e["name"] in KNOWN_FAILURES else []
+            yield pytest.param(e, id=e["name"], marks=marks)
+
+
+def real_corner_errors(entry) -> np.ndarray:
+    """Automatic minus hand-marked corners (px) for one annotated view; TableNotFound when refused."""
+    image = read_view(str(REAL / entry["path"]))
+    lens = FISHEYE if entry.get("lens") == "fisheye" else entry.get("lens")
+    vc = calibrate_view(image, preset(entry["table"]), lens=lens)
+    return np.linalg.norm(vc.calibration.corners_px - np.asarray(entry["corners"]), axis=1)
+
+
+@pytest.mark.parametrize("entry", list(_cases()))
+def test_automatic_corners_are_within_3px_of_the_hand_marked_ones(entry):
+    image = _view(entry)
+    lens = FISHEYE if entry.get("lens") == "fisheye" else entry.get("lens")
+    vc = calibrate_view(image, preset(entry["table"]), lens=lens)
+    err = np.linalg.norm(vc.calibration.corners_px - np.asarray(entry["corners"]), axis=1)
+    assert err.max() < 3.0, f"corner errors {np.round(err, 2).tolist()} px"
+
+
+@pytest.mark.parametrize("entry", [e for e in ANNOTATIONS if e.get("expect") == "refused"], ids=lambda e: e["name"])
+def test_a_table_not_wholly_in_view_is_refused_saying_what_to_move(entry):
+    image = _view(entry)
+    with pytest.raises(TableNotFound, match="(tilt|pan) the camera"):
+        calibrate_view(image, preset(entry["table"]))
