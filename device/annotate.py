@@ -108,10 +108,14 @@ def _event_label(image, e, shot: Shot, tracks, camera: CameraModel, table: Table
     }[e.type]
     c = (int(p[0]), int(p[1]))
     cv2.circle(image, c, int(14 * scale), (255, 255, 255), max(1, int(2 * scale)), cv2.LINE_AA)
-    cv2.putText(image, label, (c[0] + int(16 * scale), c[1] - int(10 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
-                0.6 * scale, (0, 0, 0), int(4 * scale), cv2.LINE_AA)
-    cv2.putText(image, label, (c[0] + int(16 * scale), c[1] - int(10 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
-                0.6 * scale, (255, 255, 255), max(1, int(1.5 * scale)), cv2.LINE_AA)
+    width = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, 0.6 * scale, max(1, int(1.5 * scale)))[0][0]
+    x = c[0] + int(16 * scale)
+    if x + width > image.shape[1] - 4:  # near the right edge: write it on the left of the ball
+        x = c[0] - int(16 * scale) - width
+    at = (x, max(c[1] - int(10 * scale), int(20 * scale)))
+    cv2.putText(image, label, at, cv2.FONT_HERSHEY_SIMPLEX, 0.6 * scale, (0, 0, 0), int(4 * scale), cv2.LINE_AA)
+    cv2.putText(image, label, at, cv2.FONT_HERSHEY_SIMPLEX, 0.6 * scale, (255, 255, 255),
+                max(1, int(1.5 * scale)), cv2.LINE_AA)
 
 
 def _banner(image: np.ndarray, text: str, scale: float, foul: bool) -> None:

@@ -13,6 +13,7 @@ from rules.log import read_log
 from rules.match import Match, OptionError, parse_options
 from rules.registry import referee_for
 from rules.balls import DISCIPLINES
+from device.replay import ReplayError
 
 EXIT_BAD_INPUT = 2
 
@@ -76,8 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("log", help="the match log (.jsonl), or - for standard input")
     ref.set_defaults(run=referee_command)
 
+    from device.replay_command import add_replay_parser
     from device.run_command import add_run_parser
     add_run_parser(sub)
+    add_replay_parser(sub)
     return parser
 
 
@@ -91,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return args.run(args, sys.stdout)
-    except (LogError, OptionError, CliError) as exc:
+    except (LogError, OptionError, CliError, ReplayError) as exc:
         print(f"arbitro: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -34,6 +34,7 @@ class EventConfig:
     contact_slack_mm: float = 8.0  # fitted distance at contact may miss 2R (or the cushion) by this much
     fit_frames: int = 4  # frames on each side of a contact used by the fits
     vanish_frames: int = 3  # a ball unseen this many frames at the end of a shot has gone (pocket / off table)
+    start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
 
 
@@ -210,6 +211,13 @@ class _Finder:
                 if not len(hits):
                     break
                 first = rest_idx + int(hits[0])
+                # A real start goes somewhere: the ball must get well clear of its resting point within a few
+                # frames. A ball creeping to a stop, or a detection shifting by a couple of mm, is not a start.
+                ahead = window(first, first + 8, big_m)
+                clear = np.nanmax(np.linalg.norm(xy[b, ahead] - rest, axis=1), initial=0.0)
+                if not clear > self.c.start_clear_mm:
+                    k = first + 1
+                    continue
                 # Refine the resting point with the still frames just before the move.
                 still = window(first - 4, first, big_m)
                 rest = np.nanmean(xy[b, still], axis=0)
