@@ -39,7 +39,7 @@ def _accuracy(model: ColourModel, feats: np.ndarray, kinds: np.ndarray) -> float
 
 def test_true_colour_defaults_name_most_real_balls(observed):
     feats, kinds, _ = observed
-    # Measured 0.858: this camera's warm balance makes the brown read as a red and the green as the black.
+    # Measured 0.853: this camera's warm balance makes the brown read as a red and the green as the black.
     assert _accuracy(ColourModel("sinuca"), feats, kinds) >= 0.8
 
 

@@ -5,9 +5,11 @@ Per ball, from the pixels within 0.75 of its radius (the rim is shaded and mixed
 - ``white_frac``: the share of white pixels (low chroma, bright): 1 for a cue ball, about half for a pool stripe,
   a few hundredths for a solid (its number circle);
 - ``dot_frac``: the share of strongly coloured pixels: the red dots on a carom spot white (a plain white has none);
+- ``rim_frac``: the same share in the ring from 0.75 to 0.92 radii: a stripe lying with a white cap towards the
+  camera shows its band only there, where a cue ball stays white;
 - the body colour: the median L, a, b of the pixels that are not white (of all of them for a white ball).
 
-Each kind of the discipline (``vision.ball_colours``) is a diagonal Gaussian over these five features. The default
+Each kind of the discipline (``vision.ball_colours``) is a diagonal Gaussian over these six features. The default
 means come from the true colours (a lit ball's median is close to its colour under the lamp); ``fit`` replaces
 them by what this camera sees, from balls whose ids are known (the opening layout puts each ball on its spot).
 Probabilities are spread evenly over the ids a kind stands for (the reds), which the tracker then tells apart.
@@ -25,7 +27,7 @@ from rules.balls import MAX_REDS
 from vision.ball_colours import Kind, kinds_for
 from vision.detections import Detections
 
-FEATURES = ("L", "a", "b", "white_frac", "dot_frac")
+FEATURES = ("L", "a", "b", "white_frac", "dot_frac", "rim_frac")
 _WHITE_CHROMA = 14.0  # Lab chroma below which a pixel is white or grey
 _WHITE_L = 55.0  # ... and lightness above which it is white, not a shaded grey or black
 _DOT_CHROMA = 30.0
@@ -87,14 +89,24 @@ def ball_features(frame: np.ndarray, px: np.ndarray, radius: np.ndarray) -> np.n
     # near the rim. The rim's mix with the cloth is coloured, never white, so it does not count as white.
     white_frac = (whitish & whole).sum(axis=(1, 2)) / np.maximum(whole.sum(axis=(1, 2)), 1)
     count = np.maximum(inner.sum(axis=(1, 2)), 1)
-    white = whitish & inner
-    dot_frac = ((chroma > _DOT_CHROMA) & inner).sum(axis=(1, 2)) / count
-    body = inner & ~white
-    # Mostly white balls: their body colour is their white (the dots are too few to be a colour).
-    body = np.where((body.sum(axis=(1, 2)) < 0.15 * count)[:, None, None], inner, body)
+    coloured = chroma > _DOT_CHROMA
+    dot_frac = (coloured & inner).sum(axis=(1, 2)) / count
+    # The ring between the two: a stripe lying with a white cap up shows its band only there.
+    ring = whole & ~inner
+    rim_frac = (coloured & ring).sum(axis=(1, 2)) / np.maximum(ring.sum(axis=(1, 2)), 1)
+    # The body colour: the coloured part of the inner disc (lit, away from the shaded rim); failing that of the
+    # whole disc (a stripe with a cap up shows its band only at the rim); a ball with almost no colour (a white,
+    # whose dots are a few percent) keeps its white.
+    def enough(m: np.ndarray, of: np.ndarray) -> np.ndarray:
+        return m.sum(axis=(1, 2)) >= 0.08 * np.maximum(of.sum(axis=(1, 2)), 1)
+
+    body_inner = inner & ~whitish
+    body_whole = whole & ~whitish
+    body = np.where(enough(body_inner, inner)[:, None, None], body_inner,
+                    np.where(enough(body_whole, whole)[:, None, None], body_whole, inner))
     vals = np.where(body[..., None], lab, np.nan).reshape(n, -1, 3)
     med = np.nanmedian(vals, axis=1)
-    return np.column_stack([med, white_frac, dot_frac])
+    return np.column_stack([med, white_frac, dot_frac, rim_frac])
 
 
 @dataclass(frozen=True)
@@ -105,17 +117,24 @@ class KindModel:
 
 
 def _default_model(kind: Kind) -> KindModel:
+    """A kind's Gaussian from its true colour and pattern. The white share of a pattern depends on how the ball
+    lies: a solid shows 0 to 0.3 of white (its number circle up or not), a stripe anything from its band alone
+    (0.2) to a white cap filling the view (1.0, the band then only a ring at the rim)."""
     lab = _lab(kind.bgr)
-    white, dot = {"plain": (0.02, 0.0), "solid": (0.06, 0.9), "stripe": (0.5, 0.45), "dots": (0.9, 0.04)}[
-        kind.pattern]
-    if kind.bgr[0] > 200 and kind.bgr[1] > 200 and kind.bgr[2] > 200:  # a white ball
-        white = 0.97 if kind.pattern == "plain" else 0.9
-    elif kind.pattern == "plain":
-        dot = 0.9 if np.hypot(lab[1], lab[2]) > _DOT_CHROMA else 0.1
-    sigma_white = 0.25 if kind.pattern == "stripe" else 0.1
-    sigma_dot = 0.025 if dot < 0.1 else 0.3
-    return KindModel(kind, np.array([lab[0], lab[1], lab[2], white, dot]),
-                     np.array([14.0, 12.0, 12.0, sigma_white, sigma_dot]))
+    colourful = float(np.hypot(lab[1], lab[2]) > _DOT_CHROMA)
+    is_white = kind.bgr[0] > 200 and kind.bgr[1] > 200 and kind.bgr[2] > 200
+    if is_white:
+        white, s_white = (0.97, 0.08) if kind.pattern == "plain" else (0.9, 0.1)
+        dot, s_dot = (0.0, 0.025) if kind.pattern == "plain" else (0.05, 0.03)
+        rim, s_rim = 0.02, 0.08
+    elif kind.pattern == "stripe":
+        white, s_white, dot, s_dot, rim, s_rim = 0.6, 0.35, 0.4, 0.4, 0.7, 0.3
+    elif kind.pattern == "solid":
+        white, s_white, dot, s_dot, rim, s_rim = 0.1, 0.15, 0.85 * colourful, 0.3, 0.95 * colourful, 0.25
+    else:
+        white, s_white, dot, s_dot, rim, s_rim = 0.02, 0.08, 0.95 * colourful, 0.3, 0.95 * colourful, 0.3
+    return KindModel(kind, np.array([lab[0], lab[1], lab[2], white, dot, rim]),
+                     np.array([14.0, 12.0, 12.0, s_white, s_dot, s_rim]))
 
 
 class ColourModel:
@@ -169,8 +188,8 @@ class ColourModel:
         probs = self.class_probs(feats) if len(detections) else np.zeros((0, len(self.classes)))
         return replace(detections, classes=self.classes, class_probs=probs)
 
-    def fit(self, features: np.ndarray, kinds: Sequence[str], min_sigma: Sequence[float] = (3.0, 3.0, 3.0, 0.04,
-                                                                                              0.01)) -> "ColourModel":
+    def fit(self, features: np.ndarray, kinds: Sequence[str],
+            min_sigma: Sequence[float] = (3.0, 3.0, 3.0, 0.04, 0.01, 0.03)) -> "ColourModel":
         """A model whose kinds seen in ``kinds`` (one name per feature row) take the observed means and spreads
         (never tighter than ``min_sigma``); unseen kinds keep their defaults, shifted by the average offset of the
         seen ones in L, a, b (the camera's white balance and exposure move every colour alike)."""
