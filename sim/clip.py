@@ -2,8 +2,11 @@
 
 For a clip named N in a folder:
 - ``N.mp4``: the frames (cv2.VideoWriter, 'mp4v'), frame i exposed from i / fps;
-- ``N.truth.json``: the scenario, fps, the camera (calibration fields, one per nudge), the events, and per frame
-  each ball's cloth point at mid-exposure, its pixel, status and whether an occluder covers it, and the pins;
+- ``N.truth.json``: the scenario, fps, the cameras (calibration fields; a nudge adds one, from its time), the
+  events, the strikes, the pins, and per frame (``frames[i]``, exposed from ``t_frame`` = i / fps, positions at
+  mid-exposure ``t``): ``balls`` {id: [x, y, u, v, occluded]} for each ball on the cloth (cloth mm, the pixel of
+  its centre through the frame's camera, 1 when the cue or an arm covers it), ``gone`` {id: "potted" |
+  "off_table"}, ``pins_down`` [pin ids], ``camera`` (index into ``cameras``);
 - ``N.shots.jsonl``: the exact Shot records, one a line (DESIGN.md section 4);
 - ``N.calib.json``: the calibration file a perfect calibration would produce (DESIGN.md section 6).
 """

@@ -79,7 +79,7 @@ def _along(p: tuple[float, float], a: tuple[float, float], b: tuple[float, float
     return ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / n
 
 
-def _is_hole(p: Pocket) -> bool:
+def is_hole(p: Pocket) -> bool:
     """A corner hole: both jaws on the rim of a circle of the mouth's diameter round the drop point. (A middle
     pocket's jaws are also mouth/2 from its drop point, but that point is on the jaw line: a channel.)"""
     mid = ((p.jaws[0][0] + p.jaws[1][0]) / 2, (p.jaws[0][1] + p.jaws[1][1]) / 2)
@@ -126,7 +126,7 @@ def build_geometry(spec: TableSpec) -> TableGeometry:
     pockets: list[PocketShape] = []
     for p in spec.pockets:
         axis = _pocket_axis(p, w, l)
-        hole = _is_hole(p)
+        hole = is_hole(p)
         pockets.append(PocketShape(p.name, p.drop, axis, p.mouth / 2 if hole else 0.0))
         if hole:
             continue

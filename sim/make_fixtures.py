@@ -21,6 +21,7 @@ from typing import Callable
 
 from rules.tables import balkline_fields
 
+from .actions import HandMove
 from .clip import shot_records, write_clip
 from .layouts import opening_layout
 from .outcomes import carom_point, cue_contacts, left_and_came_back, pins_down, potted
@@ -220,6 +221,16 @@ def arm_over_the_table() -> Scenario:
                     shots=(ShotSpec("spot", 2200.0, aim="red", cut=0.3, tip=(0.2, 0.2), t=1.5, shooter="A"),))
 
 
+def strike_while_rolling_and_a_hand() -> Scenario:
+    """A's ball is still rolling when B strikes (moving_at_strike), then a hand moves the red (touched)."""
+    layout = {"spot": (300.0, 400.0), "white": (1100.0, 500.0), "red": (710.0, 2130.0)}
+    return Scenario("three_cushion", name="strike_while_rolling_and_a_hand", layout=layout, camera=CAMERA,
+                    effects=EFFECTS,
+                    shots=(ShotSpec("spot", 900.0, direction=80.0, tip=(0.0, 0.4), t=1.5, shooter="A"),
+                           ShotSpec("white", 1000.0, direction=95.0, tip=(0.0, 0.4), t=3.0, shooter="B")),
+                    extras=(HandMove(9.5, "red", (900.0, 2300.0), 0.7),))
+
+
 PLAYS: dict[str, Callable[[], Scenario]] = {
     "three_cushion_point_and_miss": three_cushion_point_and_miss,
     "balkline_run_leaving_a_field": balkline_run_leaving_a_field,
@@ -228,6 +239,7 @@ PLAYS: dict[str, Callable[[], Scenario]] = {
     "chapo_king_two_laterals_and_mingo": chapo_king_two_laterals_and_mingo,
     "ball_off_the_table": ball_off_the_table,
     "arm_over_the_table": arm_over_the_table,
+    "strike_while_rolling_and_a_hand": strike_while_rolling_and_a_hand,
 }
 
 

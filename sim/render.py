@@ -77,7 +77,22 @@ class FrameTruth:
     camera_index: int = 0
 
     def to_dict(self) -> dict:
-        return {"t": self.t, "balls": self.balls, "pins": self.pins, "camera": self.camera_index}
+        """Compact for the truth files: ``balls`` maps each ball on the cloth to [x, y, u, v, occluded] (cloth mm,
+        pixel of its centre, 0/1); ``gone`` maps the others to "potted" or "off_table"; ``pins_down`` lists the
+        pins lying down; ``camera`` indexes the truth file's cameras (it changes when the camera is nudged)."""
+        balls, gone = {}, {}
+        for b, e in self.balls.items():
+            if e["status"] == "on_table":
+                balls[b] = [*e["xy"], *e["px"], int(e["occluded"])]
+            else:
+                gone[b] = e["status"]
+        d: dict = {"t": round(self.t, 6), "balls": balls}
+        if gone:
+            d["gone"] = gone
+        if self.pins:
+            d["pins_down"] = [p for p, st in self.pins.items() if not st["standing"]]
+        d["camera"] = self.camera_index
+        return d
 
 
 class Renderer:
@@ -101,6 +116,8 @@ class Renderer:
             self.looks = {b: BallLook(lk.colour, "numbered" if lk.pattern == "plain" and b != "cue" else lk.pattern)
                           for b, lk in self.looks.items()}
         self._noise = self._noise_bank(camera.image_size) if self.fx.noise_sigma > 0 else None
+        self._ppm = float(camera.pixels_per_mm([table.width / 2, table.length / 2]))
+        self._still_patches: dict[tuple, np.ndarray] = {}
 
     # --- caches -----------------------------------------------------------------------------------------------
 
@@ -177,34 +194,31 @@ class Renderer:
         k_cam = self.camera_index(t)
         cam = self.cameras[k_cam]
         bg, rays = self._background(k_cam)
-        frame = self._with_pins(k_cam, t).copy()
         shader = SphereShader(cam, rays, self.traj.radius, fx.shading)
         w, h = cam.image_size
         exposure = fx.exposure_s if fx.motion_blur else 0.0
         t_mid = t + exposure / 2
-        # Sub-frame times: enough that a moving ball advances under a pixel between two of them.
-        if exposure > 0:
-            a = np.array([s[1][:2] for s in self._ball_states(t, cam)]).reshape(-1, 2)
-            b = np.array([s[1][:2] for s in self._ball_states(t + exposure, cam)]).reshape(-1, 2)
-            ppm = float(cam.pixels_per_mm([self.table.width / 2, self.table.length / 2]))
-            move = float(np.abs(a - b).max()) * ppm if len(a) and len(a) == len(b) else 0.0
-            n_sub = int(np.clip(math.ceil(move / 0.7) + 1, 1, fx.max_subframes))
-        else:
-            n_sub = 1
-        sub_times = [t + (i + 0.5) / n_sub * exposure for i in range(n_sub)] if exposure > 0 else [t]
-        # Each ball's states at the sub-frame times (rolling shutter: at the time its row is read).
-        per_ball: dict[str, list[BallDraw]] = {}
-        for ts in sub_times:
-            for b, centre, q, _ in self._ball_states(ts, cam):
-                if fx.rolling_readout_s > 0:
-                    row = float(cam.project(centre)[1])
-                    tr = ts + np.clip(row / h, 0, 1) * fx.rolling_readout_s
-                    st = {s[0]: s for s in self._ball_states(tr, cam)}
-                    if b not in st:
-                        continue
-                    centre, q = st[b][1], st[b][2]
-                per_ball.setdefault(b, []).append(BallDraw(centre, q, self.looks[b]))
-        self._composite(frame, bg, shader, per_ball, n_sub)
+        base = self._with_pins(k_cam, t)
+        frame = base.copy()
+        state_cache: dict[float, dict[str, BallDraw]] = {}
+
+        def states(ts: float) -> dict[str, BallDraw]:
+            """Every visible ball at ``ts`` (rolling shutter: as seen when its row is read)."""
+            if ts not in state_cache:
+                out = {}
+                for b, centre, q, _ in self._ball_states(ts, cam):
+                    if fx.rolling_readout_s > 0:
+                        row = float(cam.project(centre)[1])
+                        tr = ts + float(np.clip(row / h, 0, 1)) * fx.rolling_readout_s
+                        st = {x[0]: x for x in self._ball_states(tr, cam)}
+                        if b not in st:
+                            continue
+                        centre, q = st[b][1], st[b][2]
+                    out[b] = BallDraw(centre, q, self.looks[b])
+                state_cache[ts] = out
+            return state_cache[ts]
+
+        self._composite(frame, bg, shader, t, exposure, states, id(base))
         # Occluders.
         mask = np.zeros((h, w), np.uint8)
         occluder = False
@@ -228,27 +242,47 @@ class Renderer:
             frame = cv2.imdecode(buf, cv2.IMREAD_COLOR)
         return frame, self._truth(t_mid, cam, mask if occluder else None, k_cam)
 
-    def _composite(self, frame: np.ndarray, bg: Background, shader: SphereShader,
-                   per_ball: dict[str, list[BallDraw]], n_sub: int) -> None:
+    def _composite(self, frame: np.ndarray, bg: Background, shader: SphereShader, t: float, exposure: float,
+                   states, base_id: int) -> None:
+        """Draw the balls over ``frame``: each group of overlapping balls in its own patch, averaged over as many
+        sub-frame renders as its fastest ball needs (one under a pixel of travel between two), a still group
+        rendered once and reused from the previous frame when nothing in it changed."""
         w, h = shader.size
-        boxes = {}
-        for b, draws in per_ball.items():
+        first, last = states(t), states(t + exposure)
+        ppm = self._ppm
+        boxes, speed = {}, {}
+        for b, d0 in first.items():
+            d1 = last.get(b, d0)
+            speed[b] = float(np.linalg.norm(d1.centre - d0.centre)) * ppm if b in last else 1e9
             x0 = y0 = math.inf
             x1 = y1 = -math.inf
-            for d in draws:
+            for d in (d0, d1):
                 c, r = shader.extent(d.centre)
                 x0, y0 = min(x0, c[0] - r), min(y0, c[1] - r)
                 x1, y1 = max(x1, c[0] + r), max(y1, c[1] + r)
             box = (max(0, int(x0) - 2), max(0, int(y0) - 2), min(w, int(x1) + 3), min(h, int(y1) + 3))
             if box[2] > box[0] and box[3] > box[1]:
                 boxes[b] = box
+        cache: dict[tuple, np.ndarray] = {}
         for group, box in _merge_boxes(boxes):
             x0, y0, x1, y1 = box
+            fastest = max(speed[b] for b in group)
+            n_sub = 1 if exposure <= 0 or fastest < 0.05 else int(np.clip(math.ceil(fastest / 0.7) + 1, 2,
+                                                                           self.fx.max_subframes))
+            key = None
+            if n_sub == 1:
+                key = (base_id, box) + tuple((b, tuple(np.round(first[b].centre, 4)), tuple(np.round(first[b].quat, 4)))
+                                             for b in sorted(group))
+                if key in self._still_patches:
+                    frame[y0:y1, x0:x1] = cache.setdefault(key, self._still_patches[key])
+                    continue
             base = frame[y0:y1, x0:x1].astype(np.float32)
             acc = np.zeros_like(base)
-            for i in range(n_sub):
+            times = [t + (i + 0.5) / n_sub * exposure for i in range(n_sub)] if n_sub > 1 else [t + exposure / 2]
+            for ts in times:
                 canvas = base.copy()
-                draws = [(per_ball[b][i] if i < len(per_ball[b]) else per_ball[b][-1]) for b in group]
+                at = states(ts)
+                draws = [at.get(b, first[b]) for b in group]
                 for d in draws:
                     shader.shadow(canvas, x0, y0, d)
                 origin = shader.origin
@@ -258,7 +292,11 @@ class Renderer:
                     gy = int(np.clip(c[1], 0, h - 1))
                     shader.ball(canvas, x0, y0, d, float(bg.gain[gy, gx]))
                 acc += canvas
-            frame[y0:y1, x0:x1] = np.clip(acc / n_sub + 0.5, 0, 255).astype(np.uint8)
+            patch = np.clip(acc / len(times) + 0.5, 0, 255).astype(np.uint8)
+            frame[y0:y1, x0:x1] = patch
+            if key is not None:
+                cache[key] = patch
+        self._still_patches = cache  # only what this frame used: a ball that moves drops out
 
     def _global_gain(self, t: float, exposure: float) -> float:
         fx = self.fx

@@ -74,14 +74,22 @@ def build_shots(traj: Trajectory, table: TableSpec, discipline: str, *, cue_ball
         evs = [e for e in traj.events if t0 <= e.t <= t1
                and not (e.t == next_start and e.type in (EventType.STRIKE, EventType.TOUCHED))]
         shooter = (shooters or {}).get(t0) or (strike.shooter if strike else None)
-        cue = (cue_balls or {}).get(t0) or ball or _first_touched(evs) or traj.ball_ids[0]
+        cue = (cue_balls or {}).get(t0) or ball
+        notes: tuple[str, ...] = ()
+        if strike is None:
+            # Set moving by a hand or a sleeve, not the cue: the record still names a cue ball, the last one played.
+            prev = shots[-1] if shots else None
+            cue = cue or (prev.cue_ball if prev else None) or _first_touched(evs) or traj.ball_ids[0]
+            shooter = shooter or (prev.shooter if prev else None)
+            notes = ("no strike: a ball was set moving by something other than the cue",)
+        elif strike.push_s > 0:
+            notes = ("push",)
         start = _on_table(traj, t0, before=True)
         end = _on_table(traj, t1, before=False)
         shots.append(Shot(
             cue_ball=cue, t_start=t0, t_end=t1, start=start, events=tuple(evs), end=end,
             discipline=discipline, shooter=shooter, tracks=_tracks(traj, table, t0, t1),
-            moving_at_strike=strike.moving if strike else (), confidence=1.0,
-            notes=("push",) if strike is not None and strike.push_s > 0 else (),
+            moving_at_strike=strike.moving if strike else (), confidence=1.0, notes=notes,
         ))
     return shots
 

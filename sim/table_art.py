@@ -17,6 +17,8 @@ from calibration.camera import CameraModel
 from rules.balls import CAROM_DISCIPLINES
 from rules.tables import TableSpec
 
+from .geometry import is_hole as _is_hole
+
 CUSHION_W = 50.0  # mm of cushion rubber seen from above, outside the nose line
 RAIL_W = 110.0  # mm of wooden rail beyond the cushion
 BORDER = CUSHION_W + RAIL_W + 60.0  # texture margin around the cloth (the last 60 mm: the room's floor)
@@ -100,6 +102,8 @@ class TableArt:
     def _pockets_back(self, img: np.ndarray) -> None:
         """Each pocket's dark opening through cushion and rail."""
         for p in self.table.pockets:
+            if _is_hole(p):
+                continue  # a tronera is only its hole (drawn over the cloth)
             (jx0, jy0), (jx1, jy1) = p.jaws
             mx, my = (jx0 + jx1) / 2, (jy0 + jy1) / 2
             ax, ay = p.drop[0] - mx, p.drop[1] - my
@@ -117,10 +121,9 @@ class TableArt:
     def _pocket_beds(self, img: np.ndarray, cloth) -> None:
         """The cloth runs into a channel pocket up to its drop line; a Chapó tronera is a hole in the cloth."""
         for p in self.table.pockets:
-            d = [math.dist(j, p.drop) for j in p.jaws]
             (jx0, jy0), (jx1, jy1) = p.jaws
             mid = ((jx0 + jx1) / 2, (jy0 + jy1) / 2)
-            if all(abs(x - p.mouth / 2) < 1e-6 for x in d) and math.dist(mid, p.drop) > 1e-6:
+            if _is_hole(p):
                 self._disc(img, p.drop, p.mouth / 2, (6, 6, 6))
                 continue
             ax, ay = p.drop[0] - mid[0], p.drop[1] - mid[1]

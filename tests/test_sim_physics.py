@@ -287,6 +287,7 @@ def test_a_ball_moved_by_hand_is_touched_and_ends_where_it_was_put():
     traj = simulate(CAROM, lay, [HandMove(0.2, "red", (500.0, 2000.0), 0.5)])
     shots = build_shots(traj, CAROM, "three_cushion", cue_balls={0.2: "spot"})
     assert [(e.type, e.ball) for e in shots[0].events] == [(EventType.TOUCHED, "red")]
+    assert shots[0].notes and "no strike" in shots[0].notes[0]
     assert shots[0].end["red"] == pytest.approx((500.0, 2000.0))
     assert shots[0].cue_ball == "spot"
 

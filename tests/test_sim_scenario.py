@@ -134,14 +134,20 @@ def test_a_clip_has_video_truth_and_shots_that_agree(tmp_path):
     assert truth["fps"] == 30 and len(truth["frames"]) == frames
     f0 = truth["frames"][0]
     reached = truth["frames"][12]  # the arm has slid in (0.35 s) and covers the black
-    assert reached["balls"]["black"]["occluded"] is True and reached["balls"]["cue"]["occluded"] is False
-    assert f0["balls"]["black"]["occluded"] is False
-    assert f0["balls"]["cue"]["xy"] == [700.0, 1200.0]
+    occluded = 4
+    assert reached["balls"]["black"][occluded] == 1 and reached["balls"]["cue"][occluded] == 0
+    assert f0["balls"]["black"][occluded] == 0
+    assert f0["balls"]["cue"][:2] == [700.0, 1200.0]
     # The truth's pixel is the calibration's projection of the ball centre.
     from calibration.camera import CameraModel
     cam = CameraModel.from_dict(json.load(open(result.calib)))
-    px = cam.table_to_image(f0["balls"]["cue"]["xy"], truth["ball_radius"])
-    assert np.allclose(px, f0["balls"]["cue"]["px"], atol=0.01)
+    px = cam.table_to_image(f0["balls"]["cue"][:2], truth["ball_radius"])
+    assert np.allclose(px, f0["balls"]["cue"][2:4], atol=0.01)
+    from sim.render import FrameTruth
+    gone = FrameTruth(1.0, {"a": {"status": "on_table", "xy": [1, 2], "px": [3, 4], "occluded": True},
+                            "b": {"status": "potted"}}, {"king": {"standing": False}, "lat_top": {"standing": True}})
+    assert gone.to_dict() == {"t": 1.0, "balls": {"a": [1, 2, 3, 4, 1]}, "gone": {"b": "potted"},
+                              "pins_down": ["king"], "camera": 0}
     lines = open(result.shots).read().splitlines()
     shot = Shot.from_dict(json.loads(lines[0]), discipline="sinuca", table=s.table_spec())
     assert shot.shooter == "A" and shot.cue_ball == "cue"
