@@ -125,7 +125,7 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
     if lab is not None and cloth is not None:
         f = lab.astype(np.float32)
         chroma = np.hypot(f[..., 1] - cloth.lab[1], f[..., 2] - cloth.lab[2])
-        cand = (chroma < 3 * cloth.chroma_tol + 10) & (f[..., 0] >= 0.5 * cloth.lab[0])
+        cand = (chroma < 3 * cloth.chroma_tol + 10) & (f[..., 0] >= 0.3 * cloth.lab[0])
         ys, xs = np.nonzero(region[int(0.3 * h):int(0.7 * h), int(0.3 * w):int(0.7 * w)])
         if len(xs):
             k = len(xs) // 2
@@ -262,11 +262,14 @@ def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, nor
             score_img, light_img, l_cloth = skip_bright_lines
             sp = cv2.remap(score_img, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
             lp = cv2.remap(light_img, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-            a, b = int(round(1.5 / step)), int(round(5.0 / step))
+            a, b, c = int(round(1.5 / step)), int(round(5.0 / step)), int(round(2.0 / step))
             m = len(offs)
             ia = np.minimum(np.arange(1, m - 1) + a, m - 1)
             ib = np.minimum(np.arange(1, m - 1) + b, m - 1)
-            bright_line = (lp[:, ia] > l_cloth + 15) & (sp[:, ib] < 0.5 * sp[:, ia])
+            ic = np.maximum(np.arange(1, m - 1) - c, 0)
+            # Brighter than the cloth just inside it, and back down a few pixels further out (the cloth's own
+            # lightness drifts with vignetting, so compare with the cloth beside the line, not the centre's).
+            bright_line = (lp[:, ia] > lp[:, ic] + 8) & (lp[:, ib] < lp[:, ia] - 6)
             peak &= ~bright_line
         i = np.argmax(peak, axis=1) + 1
     rows = np.arange(len(points))
