@@ -18,13 +18,14 @@ from typing import Any, Callable, Mapping, TextIO
 import numpy as np
 
 from calibration.file import Calibration
-from rules.balls import CAROM_DISCIPLINES, SNOOKER_COLOURS, ball_ids, snooker_reds
+from rules.balls import CAROM_DISCIPLINES
 from rules.controls import Control
 from rules.errors import LogError
 from rules.match import Match
 from rules.registry import referee_for
 from rules.shot import Shot
 from rules.verdict import Verdict
+from vision.live import balls_for
 from vision.pipeline import Detector, VisionPipeline
 
 from .sources import Gap, SourceError, VideoFileSource
@@ -62,28 +63,6 @@ class ReplayResult:
     stage_ms: dict[str, float]
 
 
-def balls_on_table(discipline: str, options: Mapping[str, str]) -> tuple[str, ...]:
-    """The fixed set of balls vision tracks for a discipline."""
-    if discipline in CAROM_DISCIPLINES:
-        return ("white", "spot", "red")
-    if discipline == "sinuca":
-        reds = int(options.get("reds", "15"))
-        return ("cue",) + snooker_reds(reds) + SNOOKER_COLOURS
-    return tuple(sorted(ball_ids(discipline), key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b)))
-
-
-def cue_ball_for(match: Match) -> str:
-    """The ball the side to play must strike, from the referee (carom: each side's own ball)."""
-    referee = match.referee
-    ask = getattr(referee, "cue_ball", None)
-    if callable(ask):
-        return ask(match.state)
-    if referee.discipline in CAROM_DISCIPLINES:
-        from rules.carom import BALL_OF
-        return BALL_OF[referee.next_shooter(match.state)]
-    return "cue"
-
-
 def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
                progress: TextIO | None = sys.stderr) -> ReplayResult:
     options = dict(settings.options)
@@ -95,7 +74,7 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
     except ValueError as exc:
         raise ReplayError(str(exc)) from None
     match = Match(referee)
-    balls = balls_on_table(settings.discipline, options)
+    balls = balls_for(settings.discipline, options)
     shots: list[Shot] = []
     verdicts: list[Verdict | None] = []
     log: list[Shot | Control] = []
@@ -117,7 +96,7 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
             if not warm:
                 raise ReplayError(f"{settings.video}: no frames could be decoded")
             detector = make_detector(settings.calibration, settings.discipline, balls, warm)
-            pipeline = VisionPipeline(detector, balls, referee.table, cue_ball=lambda: cue_ball_for(match))
+            pipeline = VisionPipeline(detector, balls, referee.table, cue_ball=match.cue_ball)
             total = _frame_count(settings.video)
             last_t = None
 

@@ -103,6 +103,10 @@ class CaromReferee:
     def next_shooter(self, state: CaromState) -> str:
         return state.shooter
 
+    def cue_ball(self, state: CaromState) -> str:
+        """The ball the side to play strikes: its own (Art. 5.3, 6.4)."""
+        return BALL_OF[state.shooter]
+
     def judge(self, state: CaromState, shot: Shot, index: int) -> tuple[Verdict, CaromState]:
         record = f"shot {index}"
         if state.game_over:

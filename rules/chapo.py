@@ -164,6 +164,10 @@ class ChapoReferee:
     def next_shooter(self, state: ChapoState) -> str:
         return state.turn
 
+
+    def cue_ball(self, state: Any) -> str:
+        """The ball the side to play strikes: each side plays its own ball (1 for A, 2 for B)."""
+        return BALL[self.next_shooter(state)]
     def judge(self, state: ChapoState, shot: Shot, index: int) -> tuple[Verdict, ChapoState]:
         return self._judge(state, shot, index, None)
 

@@ -102,6 +102,12 @@ class Match:
     def summary(self) -> dict[str, Any]:
         return self.referee.summary(self.state)
 
+    def cue_ball(self) -> str:
+        """The ball the side to play must strike: the referee's to say where the sides play their own balls
+        (carom, Chapó), else the cue ball."""
+        ask = getattr(self.referee, "cue_ball", None)
+        return ask(self.state) if callable(ask) else "cue"
+
 
 def fold(referee: Referee, records: Iterable[tuple[str, Record]]) -> Iterator[Verdict]:
     """Feed labelled records in order, yielding each shot's verdict as it is judged."""

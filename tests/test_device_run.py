@@ -65,7 +65,10 @@ def run(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_without_vision_the_command_says_so_in_one_line_and_opens_nothing(files: dict[str, Path]) -> None:
+def test_without_vision_the_command_says_so_in_one_line_and_opens_nothing(files: dict[str, Path],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build whose vision module is missing must not pretend to referee."""
+    monkeypatch.setattr(rc, "VISION_MODULE", "vision.not_installed")
     code, out, err = run(base_args(files, "--display", f"png:{files['png']}"))
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "the vision pipeline is not available" in err
@@ -76,9 +79,11 @@ def test_the_real_command_line_prints_no_traceback(files: dict[str, Path]) -> No
     code = ("import sys, argparse; from device.run_command import add_run_parser, run_command;"
             "p = argparse.ArgumentParser(prog='arbitro'); add_run_parser(p.add_subparsers());"
             "sys.exit(run_command(p.parse_args(sys.argv[1:]), sys.stdout))")
+    files["calib"].write_text("this is not a calibration file")
     proc = subprocess.run([sys.executable, "-c", code, *base_args(files)], capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert "calibration" in proc.stderr
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -1,0 +1,91 @@
+"""The vision pipeline as the live loop's frame processor (``arbitro run`` looks up ``make_processor``).
+
+The loop hands over frames as they come; the first few still frames teach the detector the empty table (with the
+balls on it painted out), and from then on every frame goes through detection, tracking and segmentation. The
+match is only asked whose turn it is, so each shot names the ball the side to play must strike.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from rules.shot import Shot
+
+from .frame_detector import FrameDetector
+from .pipeline import VisionPipeline
+
+WARMUP_FRAMES = 10
+
+
+class _Frame(Protocol):
+    image: np.ndarray
+    t: float
+
+
+class _Gap(Protocol):
+    t_start: float
+    t_end: float
+
+
+def balls_for(discipline: str, options: dict[str, str]) -> tuple[str, ...]:
+    from rules.balls import CAROM_DISCIPLINES, SNOOKER_COLOURS, ball_ids, snooker_reds
+    if discipline in CAROM_DISCIPLINES:
+        return ("white", "spot", "red")
+    if discipline == "sinuca":
+        return ("cue",) + snooker_reds(int(options.get("reds", "15"))) + SNOOKER_COLOURS
+    return tuple(sorted(ball_ids(discipline), key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b)))
+
+
+class LiveVision:
+    """``process(frame) -> [Shot]``, ``on_gap(gap)``, ``finish()``: the FrameProcessor protocol of device.live."""
+
+    def __init__(self, calibration: Any, match: Any, frame_size: tuple[int, int],
+                 warmup_frames: int = WARMUP_FRAMES) -> None:
+        if tuple(frame_size) != tuple(calibration.camera.image_size):
+            raise ValueError(f"the camera gives {frame_size[0]}x{frame_size[1]} frames but the calibration was "
+                             f"made at {calibration.camera.image_size[0]}x{calibration.camera.image_size[1]}")
+        self.calibration = calibration
+        self.match = match  # a device.store.LiveMatch or a rules.match.Match: anything with .match or .cue_ball
+        self.warmup_frames = warmup_frames
+        self._warm: list[np.ndarray] = []
+        self.pipeline: VisionPipeline | None = None
+
+    def _cue_ball(self) -> str:
+        m = getattr(self.match, "match", self.match)
+        return m.cue_ball()
+
+    def process(self, frame: _Frame) -> list[Shot]:
+        if self.pipeline is None:
+            self._warm.append(frame.image)
+            if len(self._warm) >= self.warmup_frames:
+                self._start()
+            return []
+        shot = self.pipeline.process(frame.image, frame.t)
+        return [] if shot is None else [shot]
+
+    def _start(self) -> None:
+        m = getattr(self.match, "match", self.match)
+        referee = m.referee
+        options = dict(getattr(referee, "options", {}) or {})
+        detector = FrameDetector(self.calibration.camera, self.calibration.table, referee.discipline, self._warm,
+                                 options)
+        balls = balls_for(referee.discipline, options)
+        self.pipeline = VisionPipeline(detector, balls, self.calibration.table, cue_ball=self._cue_ball)
+        self._warm = []
+
+    def on_gap(self, gap: _Gap) -> list[Shot]:
+        if self.pipeline is not None:
+            self.pipeline.gap(gap.t_start, gap.t_end)
+        return []
+
+    def finish(self) -> list[Shot]:
+        if self.pipeline is None:
+            return []
+        shot = self.pipeline.flush()
+        return [] if shot is None else [shot]
+
+
+def make_processor(calibration: Any, match: Any, frame_size: tuple[int, int]) -> LiveVision:
+    return LiveVision(calibration, match, frame_size)
