@@ -90,6 +90,11 @@ def render(camera: CameraModel, scene: Scene, seed: int = 0, supersample: int = 
         r2 = ((p0[..., 0] - lx) / L) ** 2 + ((p0[..., 1] - ly) / L) ** 2
         gain = 1.0 - scene.light_gain * np.clip(r2 / 0.5, 0, 1.5)
         img *= gain[..., None]
+    for pocket in t.pockets:
+        # A pocket: a dark hole through cushion and rail around its drop point, of its mouth's size.
+        px_, py_ = pocket.drop
+        hole = ((ph[..., 0] - px_) ** 2 + (ph[..., 1] - py_) ** 2 < (0.6 * pocket.mouth) ** 2) & ~inside0
+        img[hole] = (12, 12, 12)
     if scene.person is not None:
         px, py, pr = scene.person
         body = (ph[..., 0] - px) ** 2 + (ph[..., 1] - py) ** 2 < pr ** 2
