@@ -146,7 +146,8 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
         out = [r]
         if len(mk_px):
             mxy = cam.image_to_table(mk_px, mk_z)
-            out.append(((mxy - mk_xy) * camera.pixels_per_mm(mk_xy)[:, None] / sigma_px).ravel())
+            # A chalk spot is a small blob: its centroid is good to about half a pixel, not a fifth.
+            out.append(((mxy - mk_xy) * camera.pixels_per_mm(mk_xy)[:, None] / max(sigma_px, 0.5)).ravel())
         prior_f = (f0 * np.exp(pv[6]) - focal_prior) / (focal_sigma * focal_prior)
         out.append(np.array([prior_f]))
         if k_prior is not None:
