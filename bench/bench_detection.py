@@ -10,7 +10,9 @@ shared machine does not count):
   true height so parallax is real), for every discipline;
 - the position error of the balls at rest (cloth point under the centre, mm: median and p99), recall and
   precision against the renderer's truth;
-- the position error of moving balls (motion blur, 1/250 s exposure) against the mid-exposure truth;
+- the position error of moving balls (motion blur, 1/100 s exposure, struck at 2.5 m/s) against the
+  mid-exposure truth, and how many were flagged ``blurred``;
+- identity accuracy (kind of each ball) with the colour model alone and with the patch classifier added;
 - on the real annotated frames of LukasSeglias/billiard-ai (when ``../shared/real`` is present): recall,
   precision and pixel centre error of detection, and identity accuracy with the true-colour defaults and with the
   model fitted on the even frames (scored on the odd ones).
@@ -37,7 +39,7 @@ from sim.layouts import random_layout  # noqa: E402
 from sim.physics import simulate  # noqa: E402
 from sim.render import Effects, Renderer  # noqa: E402
 from vision.detection import BallDetector  # noqa: E402
-from vision.identity import ColourModel, ball_features  # noqa: E402
+from vision.identity import BallIdentifier, ColourModel, ball_features  # noqa: E402
 
 SIZE = (1456, 1088)
 DIST = (-0.12, 0.03, 0.0005, -0.0003, 0.0)
@@ -61,15 +63,20 @@ def bench_discipline(discipline: str, layouts: int, repeats: int) -> dict:
     camera = CameraModel.overhead(table, SIZE, height_mm=2000.0, dist=DIST)
     detector = BallDetector(camera, table)
     colours = ColourModel(discipline)
+    identifier = BallIdentifier.for_discipline(discipline)
     effects = Effects(exposure_s=1 / 250)
+    moving_effects = Effects(exposure_s=1 / 100)  # a long exposure: the smear path
     times: dict[str, list[float]] = {s: [] for s in STAGES + ("detect", "identity")}
     errors, n_true, n_found, n_match = [], 0, 0, 0
-    id_hits, id_total = 0, 0
+    id_hits, id_total, id2_hits = 0, 0, 0
     moving_err, moving_flagged, moving_n = [], 0, 0
     background = None
     for seed in range(layouts):
         layout = random_layout(discipline, random.Random(seed), table)
         traj = simulate(table, layout, [])
+        # Balls come to rest turned every way (the simulator starts them all upright).
+        q = np.random.default_rng(seed).normal(size=(len(traj.ball_ids), 4))
+        traj.orientations[:] = (q / np.linalg.norm(q, axis=1, keepdims=True))[None]
         frame, truth = Renderer(table, discipline, camera, traj, effects, seed=seed).render(0.0)
         if background is None:
             background = detector.background_from_frames(_background(table, discipline, camera, effects, seed))
@@ -78,7 +85,7 @@ def bench_discipline(discipline: str, layouts: int, repeats: int) -> dict:
             t0 = time.process_time()
             det = detector.detect(frame, 0.0, background, timings=t)
             t1 = time.process_time()
-            out = colours.identify(frame, det)
+            out = identifier.identify(frame, det)
             t2 = time.process_time()
             for s in STAGES:
                 times[s].append(t.get(s, 0.0))
@@ -95,15 +102,17 @@ def bench_discipline(discipline: str, layouts: int, repeats: int) -> dict:
         n_match += int(len(set(nearest[ok])))
         kinds = colours.kind_names
         kp = colours.kind_probs(ball_features(frame, det.px, det.radius_px)) if len(det) else np.zeros((0, 0))
+        kp2 = identifier.kind_probs(frame, det) if len(det) else np.zeros((0, 0))
         for name, good, j in zip(balls, ok, nearest):
             if good:
                 id_hits += kinds[int(np.argmax(kp[j]))] == _kind(name, discipline)
+                id2_hits += kinds[int(np.argmax(kp2[j]))] == _kind(name, discipline)
                 id_total += 1
         # One struck ball, seen mid-roll: its smear against the mid-exposure truth.
         cue = next(iter(layout))
         strike = Strike(0.0, cue, 2500.0, 360.0 * random.Random(seed).random(), (0.0, 0.4))
         moving = simulate(table, layout, [strike], until=0.3)
-        mframe, mtruth = Renderer(table, discipline, camera, moving, effects, seed=seed).render(0.1)
+        mframe, mtruth = Renderer(table, discipline, camera, moving, moving_effects, seed=seed).render(0.1)
         mdet = detector.detect(mframe, 0.1, background)
         if mtruth.balls[cue]["status"] == "on_table" and len(mdet):
             dm = np.linalg.norm(mdet.xy - np.array(mtruth.balls[cue]["xy"]), axis=1)
@@ -118,7 +127,8 @@ def bench_discipline(discipline: str, layouts: int, repeats: int) -> dict:
         "ms": {k: 1e3 * float(np.median(v)) for k, v in times.items()},
         "median_mm": float(np.median(e)), "p99_mm": float(np.percentile(e, 99)),
         "recall": n_match / max(n_true, 1), "precision": n_match / max(n_found, 1),
-        "identity": id_hits / max(id_total, 1),
+        "identity": id_hits / max(id_total, 1), "identity_cnn": id2_hits / max(id_total, 1),
+        "cnn": identifier.classifier is not None,
         "moving_median_mm": float(np.median(moving_err)) if moving_err else float("nan"),
         "moving_found": f"{len(moving_err)}/{moving_n}", "moving_flagged": f"{moving_flagged}/{len(moving_err)}",
     }
@@ -167,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"detection and identity at {SIZE[0]}x{SIZE[1]}, one core, sim.render frames (noise, JPEG 92, "
           f"distortion {DIST[:2]}, parallax), {args.layouts} layouts per discipline")
     header = ("discipline", "balls", *STAGES, "detect", "identity", "med mm", "p99 mm", "recall", "prec",
-              "id acc", "moving mm", "moving found", "flagged")
+              "id colour", "id +cnn", "moving mm", "moving found", "flagged")
     print(" | ".join(header))
     for discipline in DISCIPLINES:
         r = bench_discipline(discipline, args.layouts, args.repeats)
@@ -175,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         print(" | ".join([r["discipline"], str(r["balls"])] + [f"{ms[s]:.2f}" for s in STAGES]
                          + [f"{ms['detect']:.2f}", f"{ms['identity']:.2f}", f"{r['median_mm']:.2f}",
                             f"{r['p99_mm']:.2f}", f"{r['recall']:.3f}", f"{r['precision']:.3f}",
-                            f"{r['identity']:.3f}", f"{r['moving_median_mm']:.2f}", r["moving_found"],
+                            f"{r['identity']:.3f}", f"{r['identity_cnn']:.3f}" if r["cnn"] else "-",
+                            f"{r['moving_median_mm']:.2f}", r["moving_found"],
                             r["moving_flagged"]]))
     if not args.no_real:
         print(bench_real())

@@ -18,7 +18,7 @@ Probabilities are spread evenly over the ids a kind stands for (the reds), which
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import cv2
 import numpy as np
@@ -26,6 +26,9 @@ import numpy as np
 from rules.balls import MAX_REDS
 from vision.ball_colours import Kind, kinds_for
 from vision.detections import Detections
+
+if TYPE_CHECKING:
+    from vision.crop_classifier import CropClassifier
 
 FEATURES = ("L", "a", "b", "white_frac", "dot_frac", "rim_frac")
 _WHITE_CHROMA = 14.0  # Lab chroma below which a pixel is white or grey
@@ -218,3 +221,50 @@ class ColourModel:
         out.__dict__.update(self.__dict__)
         out.models = tuple(models)
         return out
+
+
+class BallIdentifier:
+    """Colour model and, where the discipline has one, the ball-patch classifier, combined as independent
+    evidence: the product of their kind probabilities (the classifier's to the power ``weight``)."""
+
+    def __init__(self, colour: ColourModel, classifier: "CropClassifier | None" = None, weight: float = 1.0) -> None:
+        self.colour = colour
+        self.classifier = classifier
+        self.weight = float(weight)
+        self.classes = colour.classes
+        if classifier is not None:
+            missing = set(classifier.kinds) - set(colour.kind_names)
+            if missing:
+                raise ValueError(f"the classifier knows kinds the discipline has not: {sorted(missing)}")
+            self._columns = [classifier.kinds.index(k) if k in classifier.kinds else -1 for k in colour.kind_names]
+
+    @classmethod
+    def for_discipline(cls, discipline: str, reds: int = MAX_REDS, spot: str = "dots") -> "BallIdentifier":
+        """The colour model with the committed classifier of the discipline's family, if any (pool; carom with a
+        dotted spot white)."""
+        from rules.balls import CAROM_DISCIPLINES
+        from vision.crop_classifier import CropClassifier
+
+        family = {"bilhar": "bilhar"}.get(discipline, "carom" if discipline in CAROM_DISCIPLINES and spot == "dots"
+                                          else None)
+        classifier = CropClassifier.for_discipline(family) if family else None
+        return cls(ColourModel(discipline, reds, spot), classifier)
+
+    def kind_probs(self, frame: np.ndarray, detections: Detections) -> np.ndarray:
+        feats = ball_features(frame, detections.px, detections.radius_px)
+        log_p = np.log(np.maximum(self.colour.kind_probs(feats), 1e-12))
+        if self.classifier is not None and len(detections):
+            cnn = self.classifier.kind_probs(frame, detections.px, detections.radius_px)
+            cols = np.array(self._columns)
+            extra = np.where(cols[None, :] >= 0, np.log(np.maximum(cnn[:, np.maximum(cols, 0)], 1e-12)), 0.0)
+            log_p = log_p + self.weight * extra
+        log_p -= log_p.max(axis=1, keepdims=True)
+        p = np.exp(log_p)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def identify(self, frame: np.ndarray, detections: Detections) -> Detections:
+        """The detections with ``classes`` and ``class_probs`` filled in."""
+        if len(detections) == 0:
+            return replace(detections, classes=self.classes, class_probs=np.zeros((0, len(self.classes))))
+        probs = self.kind_probs(frame, detections) @ self.colour._share.T
+        return replace(detections, classes=self.classes, class_probs=probs)

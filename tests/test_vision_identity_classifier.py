@@ -1,0 +1,92 @@
+"""The ball-patch classifier (ONNX, through onnxruntime): patches at a fixed scale, the committed models, and what
+they add to colour on frames of the virtual table with balls turned every way."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from rules.tables import DEFAULT_PRESET, preset
+from tests.vision_scenes import BallSpec, Scene, empty_frame, render
+from vision.crop_classifier import MODELS, PATCH, CropClassifier, ball_patches
+from vision.detection import BallDetector
+from vision.identity import BallIdentifier
+
+POOL = preset("pool_9ft")
+
+
+def test_a_ball_gives_the_same_patch_at_any_resolution():
+    ball = BallSpec((500.0, 900.0), (30, 200, 245), "solid", (0.4, 0.3, 0.0))
+    patches = []
+    for size in ((1456, 1088), (728, 544)):
+        cam = CameraModel.overhead(POOL, size)
+        frame = render(Scene(cam, POOL, (ball,), noise=0.0))
+        xy = np.array([[500.0, 900.0, POOL.ball_radius]])
+        px = cam.sphere_image_centre(xy[0], POOL.ball_radius)[None]
+        r = cam.focal * POOL.ball_radius / np.linalg.norm(xy[0] - cam.camera_centre)
+        patches.append(ball_patches(frame, px, np.array([r])))
+    assert patches[0].shape == (1, 3, PATCH, PATCH)
+    assert np.abs(patches[0] - patches[1]).mean() < 0.03
+
+
+@pytest.mark.parametrize("family, kinds", [("bilhar", 15), ("carom", 3)])
+def test_the_committed_models_load_and_name_their_kinds(family, kinds):
+    path = MODELS / f"identity_{family}.onnx"
+    assert path.stat().st_size < 300_000, "a few hundred kB at most"
+    clf = CropClassifier(path)
+    assert len(clf.kinds) == kinds
+    frame = np.full((200, 200, 3), 90, np.uint8)
+    p = clf.kind_probs(frame, np.array([[100.0, 100.0], [50.0, 60.0]]), np.array([12.0, 12.0]))
+    assert p.shape == (2, kinds)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-6)
+
+
+def _sim_frames(discipline: str, n: int, seed: int):
+    from sim.layouts import random_layout
+    from sim.physics import simulate
+    from sim.render import Effects, Renderer
+
+    table = preset(DEFAULT_PRESET[discipline])
+    cam = CameraModel.overhead(table, (1456, 1088), dist=(-0.1, 0.02, 0.0, 0.0, 0.0))
+    det = BallDetector(cam, table)
+    prng = random.Random(seed)
+    rng = np.random.default_rng(seed)
+    empty = Renderer(table, discipline, cam, simulate(table, {}, []), Effects(), seed=seed)
+    bg = det.background_from_frames([empty.render(0.0)[0]])
+    rend = None
+    for _ in range(n):
+        traj = simulate(table, random_layout(discipline, prng, table), [])
+        q = rng.normal(size=(len(traj.ball_ids), 4))
+        traj.orientations[:] = (q / np.linalg.norm(q, axis=1, keepdims=True))[None]
+        if rend is None:
+            rend = Renderer(table, discipline, cam, traj, Effects(), seed=seed)
+        rend.traj = traj
+        frame, truth = rend.render(0.0)
+        d = det.detect(frame, 0.0, bg)
+        names = [b for b, v in truth.balls.items() if v["status"] == "on_table"]
+        txy = np.array([truth.balls[b]["xy"] for b in names])
+        kinds = [names[int(np.argmin(np.linalg.norm(txy - xy, axis=1)))] for xy in d.xy]
+        yield frame, d, kinds
+
+
+# Measured on these frames: bilhar 0.67 by colour alone (stripes cap-up read as the cue or as a dark stripe, the
+# rim's shading), 0.96 with the classifier; carom 0.78 and 0.89 (the spot white: its dots, when one faces up).
+@pytest.mark.parametrize("discipline, floor", [("bilhar", 0.92), ("three_cushion", 0.85)])
+def test_the_classifier_adds_to_colour_on_the_virtual_table(discipline, floor):
+    ident = BallIdentifier.for_discipline(discipline)
+    assert ident.classifier is not None
+    colour_hits = both_hits = total = 0
+    for frame, d, kinds in _sim_frames(discipline, 3 if discipline == "bilhar" else 6, seed=21):
+        from vision.identity import ball_features
+
+        names = ident.colour.kind_names
+        pc = ident.colour.kind_probs(ball_features(frame, d.px, d.radius_px))
+        pb = ident.kind_probs(frame, d)
+        colour_hits += sum(names[int(np.argmax(p))] == k for p, k in zip(pc, kinds))
+        both_hits += sum(names[int(np.argmax(p))] == k for p, k in zip(pb, kinds))
+        total += len(kinds)
+    assert both_hits >= colour_hits
+    assert both_hits / total >= floor, (colour_hits / total, both_hits / total)
