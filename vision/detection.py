@@ -47,7 +47,8 @@ class DetectorConfig:
     min_score: float = 0.4  # detections scoring lower are dropped (a ball half under a cue scores about 0.5)
     max_smear_mm: float = 160.0  # the longest smear taken for a ball (6 m/s over a 1/40 s exposure)
     smear_ratio: float = 1.12  # blob axis ratio above which a single-ball blob is a smear
-    blur_elongation: float = 0.22  # ray-fit elongation (fraction of the radius) that flags a short smear
+    blur_elongation: float = 0.12  # ray-fit elongation (fraction of the radius) that flags a short smear (a ball
+    # at rest shows up to 0.08 from noise and its shading; 0.12 is a travel of about 0.45 radii in the exposure)
     play_margin_mm: float = 4.0  # ball centres accepted this far outside the cushion noses (calibration slack)
 
     def __post_init__(self) -> None:
