@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from rules.balls import BILHAR_HIGH, BILHAR_LOW, CAROM_DISCIPLINES, CHAPO_PINS, snooker_reds
+from rules.balls import CAROM_DISCIPLINES, CHAPO_PINS, snooker_reds
 from rules.tables import TableSpec, preset, DEFAULT_PRESET
 
 Layout = dict[str, tuple[float, float]]

@@ -127,20 +127,16 @@ def snooker_red_then_colour_foul() -> Scenario:
                          t=1.5, shooter="A"),)
 
     def pots_red(s):
-        traj, shots = _shots(s)
+        _, shots = _shots(s)
         pots = potted(list(shots[0].events))
         contacts = cue_contacts(list(shots[0].events), "cue")
-        return pots == {"red1": "top_left"} and contacts[:1] and contacts[0][1] == "red1"
-
-    def perturbed_first(rng):
-        shot = first(rng)[0]
-        return (shot,)
+        return pots == {"red1": "top_left"} and bool(contacts) and contacts[0][1] == "red1"
 
     found = None
     rng = random.Random(5)
     for _ in range(MAX_TRIES):
         # The ghost-ball line, then small corrections for throw and cut-induced spin.
-        s = replace(base, shots=perturbed_first(rng))
+        s = replace(base, shots=first(rng))
         traj = s.simulate()
         d = traj.strikes[0].direction
         ang = math.degrees(math.atan2(d[1], d[0]))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from rules.tables import TableSpec, preset
@@ -292,7 +292,3 @@ def _jsonable(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_jsonable(v) for v in x]
     return x
-
-
-def with_shots(s: Scenario, *shots: ShotSpec) -> Scenario:
-    return replace(s, shots=tuple(shots))

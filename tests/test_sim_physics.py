@@ -330,3 +330,21 @@ def test_thin_track_keeps_corners_and_drops_collinear_points():
     ys = np.concatenate([np.zeros(51), np.linspace(2, 100, 50)])
     kept = thin_track(np.column_stack([t, xs, ys]))
     assert len(kept) == 3 and tuple(kept[1, 1:]) == (100.0, 0.0)
+
+
+def test_a_hard_snooker_break_never_leaves_balls_overlapping():
+    """Regression: a contact the chord called closing while the velocity already separated used to end the
+    step's contact search, and this break left two reds 0.08 mm inside each other."""
+    from sim.scenario import Scenario, ShotSpec
+
+    s = Scenario("sinuca", shots=(ShotSpec("cue", 6852.6, aim="red1", cut=0.0713, tip=(0.216, -0.214), t=0.1),))
+    traj = s.simulate()
+    on = traj.status == 0
+    p = traj.positions
+    d = np.linalg.norm(p[:, :, None] - p[:, None], axis=-1)
+    n = p.shape[1]
+    d[:, np.arange(n), np.arange(n)] = np.inf
+    d = np.where(on[:, :, None] & on[:, None, :], d, np.inf)
+    assert d.min() > 2 * s.table_spec().ball_radius - 0.01
+    e = traj.energy[traj.times >= 0.1]
+    assert np.diff(e).max() <= 1e-9 * e[0]

@@ -14,7 +14,7 @@ from rules.events import EventType
 from rules.shot import Shot
 from sim.clip import write_clip
 from sim.layouts import opening_layout, random_layout, table_for
-from sim.outcomes import cue_contacts, potted
+from sim.outcomes import cue_contacts
 from sim.scenario import Scenario, ShotSpec, aim_direction, random_scenario
 
 DISCIPLINES = ("three_cushion", "balkline_47_2", "sinuca", "bilhar", "chapo")
