@@ -25,7 +25,7 @@ from rules.match import Match
 from rules.registry import referee_for
 from rules.shot import Shot
 from rules.verdict import Verdict
-from vision.live import balls_for
+from vision.live import balls_for, lookalikes_for
 from vision.pipeline import Detector, VisionPipeline
 
 from .sources import Gap, SourceError, VideoFileSource
@@ -96,7 +96,8 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
             if not warm:
                 raise ReplayError(f"{settings.video}: no frames could be decoded")
             detector = make_detector(settings.calibration, settings.discipline, balls, warm)
-            pipeline = VisionPipeline(detector, balls, referee.table, cue_ball=match.cue_ball)
+            pipeline = VisionPipeline(detector, balls, referee.table, cue_ball=match.cue_ball,
+                                      lookalikes=lookalikes_for(settings.discipline))
             total = _frame_count(settings.video)
             last_t = None
 

@@ -2,7 +2,7 @@
 
 It joins the stages built separately: the empty-table model (learnt from the first still frames, with the balls
 on them painted out, then followed slowly for light changes away from the balls), the ball detector, and the
-colour model of the discipline's balls. Made once at start-up; ``detect`` is the per-frame work.
+identity of the discipline's balls (colour, and the ball-patch classifier where colour alone fails). Made once at start-up; ``detect`` is the per-frame work.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rules.tables import TableSpec
 
 from .detection import BallDetector
 from .detections import Detections
-from .identity import ColourModel
+from .identity import BallIdentifier
 
 
 class FrameDetector:
@@ -30,14 +30,14 @@ class FrameDetector:
         median = np.median(np.stack(still_frames[:15]), axis=0).astype(np.uint8) if len(still_frames) > 1 \
             else still_frames[0]
         self.background = self.balls.background_without_empty_table(median)
-        self.colours = ColourModel(discipline, reds=int(options.get("reds", 15)))
+        self.identity = BallIdentifier.for_discipline(discipline, reds=int(options.get("reds", 15)))
         self.rate = background_rate
         self.update_every = update_every
         self.frames = 0
 
     def detect(self, image: np.ndarray, t: float) -> Detections:
         det = self.balls.detect(image, t, self.background)
-        det = self.colours.identify(image, det)
+        det = self.identity.identify(image, det)
         self.frames += 1
         if self.update_every and self.frames % self.update_every == 0 and len(det):
             # Follow slow light changes on the cloth, never learning a ball into the empty table.

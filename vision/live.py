@@ -38,6 +38,12 @@ def balls_for(discipline: str, options: dict[str, str]) -> tuple[str, ...]:
     return tuple(sorted(ball_ids(discipline), key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b)))
 
 
+def lookalikes_for(discipline: str) -> tuple[str, str] | None:
+    """Balls the camera may not tell apart: the carom whites (the spot's dots are a few pixels at best)."""
+    from rules.balls import CAROM_DISCIPLINES
+    return ("white", "spot") if discipline in CAROM_DISCIPLINES else None
+
+
 class LiveVision:
     """``process(frame) -> [Shot]``, ``on_gap(gap)``, ``finish()``: the FrameProcessor protocol of device.live."""
 
@@ -72,7 +78,8 @@ class LiveVision:
         detector = FrameDetector(self.calibration.camera, self.calibration.table, referee.discipline, self._warm,
                                  options)
         balls = balls_for(referee.discipline, options)
-        self.pipeline = VisionPipeline(detector, balls, self.calibration.table, cue_ball=self._cue_ball)
+        self.pipeline = VisionPipeline(detector, balls, self.calibration.table, cue_ball=self._cue_ball,
+                                       lookalikes=lookalikes_for(referee.discipline))
         self._warm = []
 
     def on_gap(self, gap: _Gap) -> list[Shot]:

@@ -42,10 +42,16 @@ class StageTimes:
 class VisionPipeline:
     def __init__(self, detector: Detector, balls: tuple[str, ...], table: TableSpec, cue_ball: Callable[[], str],
                  initial: Mapping[str, tuple[float, float]] | None = None,
+                 lookalikes: tuple[str, str] | None = None,
                  tracker: TrackerConfig = TrackerConfig(), segmenter: SegmenterConfig = SegmenterConfig(),
                  events: EventConfig = EventConfig()) -> None:
         self.detector = detector
         self.balls = balls
+        self.cue_ball = cue_ball
+        # Two balls the camera may not tell apart (the carom whites when the spot's dots are too small to see):
+        # until a shot has been seen, their labels are a guess, so the first shot settles them.
+        self.lookalikes = lookalikes
+        self.settled = lookalikes is None
         self.tracker = BallTracker(balls, initial=initial, config=tracker, ball_diameter=table.ball_diameter)
         self.segmenter = ShotSegmenter(balls, table, cue_ball, segmenter, events)
         self.times = StageTimes()
@@ -59,6 +65,8 @@ class VisionPipeline:
         xy = self.tracker.update(det)
         t2 = time.perf_counter()
         shot = self.segmenter.feed(t, xy)
+        if shot is not None and not self.settled:
+            shot = self._settle_lookalikes(shot)
         t3 = time.perf_counter()
         self.times.detect.append(t1 - t0)
         self.times.track.append(t2 - t1)
@@ -67,8 +75,38 @@ class VisionPipeline:
         self.frames += 1
         return shot
 
+    def _settle_lookalikes(self, shot: Shot) -> Shot:
+        """The first shot: the look-alike struck is the one the side to play owns (a player strikes his own ball;
+        a wrong-ball call on the first shot seen would rest on a coin toss). From here on the tracker's continuity
+        keeps the two apart."""
+        self.settled = True
+        a, b = self.lookalikes  # type: ignore[misc]
+        expected = self.cue_ball()
+        if shot.struck_ball not in (a, b) or expected not in (a, b) or shot.struck_ball == expected:
+            return shot
+        self.tracker.swap(a, b)
+        self.segmenter.swap(a, b)
+        return swap_ids(shot, a, b)
+
     def gap(self, t0: float, t1: float) -> None:
         self.segmenter.gap(t0, t1)
 
     def flush(self) -> Shot | None:
         return self.segmenter.flush()
+
+
+def swap_ids(shot: Shot, a: str, b: str) -> Shot:
+    """The same shot with balls ``a`` and ``b`` exchanging names everywhere."""
+    from dataclasses import replace as _replace
+
+    def n(ball: str | None) -> str | None:
+        return b if ball == a else a if ball == b else ball
+
+    def rename(d: Mapping) -> dict:
+        return {n(k): v for k, v in d.items()}
+
+    events = tuple(_replace(e, ball=n(e.ball), balls=None if e.balls is None else (n(e.balls[0]), n(e.balls[1])))
+                   for e in shot.events)
+    return _replace(shot, start=rename(shot.start), end=rename(shot.end), tracks=rename(shot.tracks),
+                    uncertainty=rename(shot.uncertainty), events=events,
+                    moving_at_strike=tuple(n(x) for x in shot.moving_at_strike))

@@ -70,6 +70,11 @@ class ShotSegmenter:
             return self._at_rest(frame)
         return self._moving(frame)
 
+    def swap(self, a: str, b: str) -> None:
+        """Exchange two balls' resting points (their labels were found the wrong way round)."""
+        i, j = self.balls.index(a), self.balls.index(b)
+        self.rest[[i, j]] = self.rest[[j, i]]
+
     def gap(self, t0: float, t1: float) -> None:
         """Frames between t0 and t1 were lost (a camera hiccup)."""
         if self.open is not None:

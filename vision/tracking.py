@@ -22,10 +22,10 @@ from .detections import Detections
 
 @dataclass(frozen=True)
 class TrackerConfig:
-    gate_mm: float = 150.0  # the gate around a prediction: a resting ball struck at 8 m/s moves 133 mm a frame
-    gate_speed_factor: float = 1.2  # plus this many frames' travel at the ball's speed
-    gate_growth_mm: float = 60.0  # plus this much per frame unseen
-    identity_mm: float = 25.0  # how many mm of distance one nat of identity surprise is worth
+    gate_mm: float = 20.0  # the gate around a prediction, before the allowances below
+    launch_mm_s: float = 8000.0  # a resting ball may be struck to this speed: its gate covers one frame of it
+    gate_speed_factor: float = 1.3  # a moving ball's gate covers this many frames' travel at its speed
+    identity_mm: float = 100.0  # how many mm of distance one nat of identity surprise is worth
     min_score: float = 0.2  # detections below this confidence are not used
     velocity_smoothing: float = 0.6  # weight of the newest velocity estimate
 
@@ -43,6 +43,12 @@ class BallTracker:
         self.unseen = np.zeros(n, dtype=int)
         for ball, p in (initial or {}).items():
             self.pos[balls.index(ball)] = p
+
+    def swap(self, a: str, b: str) -> None:
+        """Exchange two balls' tracks (their labels were found the wrong way round)."""
+        i, j = self.balls.index(a), self.balls.index(b)
+        for arr in (self.pos, self.vel, self.last_t, self.unseen):
+            arr[[i, j]] = arr[[j, i]]
 
     def update(self, det: Detections) -> np.ndarray:
         """Assign this frame's detections; returns (B, 2) positions seen in this frame, NaN for balls unseen."""
@@ -71,8 +77,9 @@ class BallTracker:
         predicted = self.pos + self.vel * dt[:, None]
         dist = np.linalg.norm(predicted[:, None, :] - det.xy[None, :, :], axis=2)  # (B, N), NaN: position unknown
         speed = np.linalg.norm(self.vel, axis=1)
-        frame = dt / np.maximum(self.unseen + 1, 1)
-        gate = self.c.gate_mm + self.c.gate_speed_factor * speed * frame + self.c.gate_growth_mm * self.unseen
+        # A ball may set off (or be hit) at up to the launch speed in any frame, seen or not: the gate covers the
+        # frames since it was last seen at that speed, or at its own speed if it is faster.
+        gate = self.c.gate_mm + np.maximum(self.c.launch_mm_s, self.c.gate_speed_factor * speed) * dt
         # A ball close to a moving one may be struck and run off at the striker's speed: share the wider gate.
         gap = np.linalg.norm(self.pos[:, None, :] - self.pos[None, :, :], axis=2)
         close = np.nan_to_num(gap, nan=np.inf) < self.diameter + 100.0
@@ -129,5 +136,5 @@ class BallTracker:
         for b, ball in enumerate(self.balls):
             if ball in det.classes:
                 p = det.class_probs[:, det.classes.index(ball)]
-                cost[b] = -np.log(np.clip(p, 1e-3, 1.0)) * self.c.identity_mm
+                cost[b] = -np.log(np.clip(p, 1e-4, 1.0)) * self.c.identity_mm
         return cost
