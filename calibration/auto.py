@@ -14,7 +14,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from calibration.distortion import LensPrior, distort_points, lens_prior, plumb_line, undistort_points
 from calibration.file import Calibration
-from calibration.markings import find_markings
+from calibration.markings import diamond_residuals, find_diamonds, find_markings
 from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
                              refine_pose, table_corners)
 from calibration.table_finder import (TableNotFound, TableOutline, find_outline, fit_side_lines, hidden_nose,
@@ -169,6 +169,13 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
                "markings_found": len(markings)}
     if len(fit.marking_residuals_mm):
         quality["markings_mm"] = round(float(np.sqrt(np.mean(fit.marking_residuals_mm ** 2))), 3)
+    if use_markings:
+        found = find_diamonds(image, cam, table, hn)
+        dres = diamond_residuals(found, cam, table)
+        quality["diamonds_found"] = int(sum(len(v) for v in found.values()))
+        quality["diamonds_used"] = int(len(dres))
+        if len(dres):
+            quality["diamonds_mm"] = round(float(np.sqrt(np.mean(dres ** 2))), 3)
     quality["focal_px"] = round(cam.focal, 2)
     return ViewCalibration(Calibration(cam, table, corners, quality), outline, fit, markings, tuple(edges))
 

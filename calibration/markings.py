@@ -63,3 +63,74 @@ def find_markings(image: np.ndarray, camera: CameraModel, table: TableSpec, clot
         c = np.array([(m * xx).sum() / tot + x0, (m * yy).sum() / tot + y0])
         found.append(MarkingObservation(f"spot_{name}", c, t, 0.0))
     return found
+
+
+def find_diamonds(image: np.ndarray, camera: CameraModel, table: TableSpec, rail_z: float,
+                  reach_mm: float = 220.0) -> dict[str, np.ndarray]:
+    """Diamonds on the rails, as a check of the calibration along each cushion.
+
+    Each rail is resampled into a strip in table millimetres (1 mm cells, at ``rail_z``): along the cushion, and
+    from 15 mm to ``reach_mm`` outside its nose. A diamond is a small blob brighter (or darker) than the rail around
+    it; its along-cushion position is compared with where the table spec puts it (L/8 or W/4 steps). The rail's
+    true height and the diamonds' distance out are not known, and the first shifts a diamond along the cushion in
+    proportion to its distance from the point under the camera; that one term is fitted per cushion and what is
+    left is the residual. Returns, per cushion, (expected along, measured along) pairs in mm."""
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32) if image.ndim == 3 else image.astype(np.float32)
+    W, L = table.width, table.length
+    out: dict[str, np.ndarray] = {}
+    sides = {
+        "bottom": ([d[0] for d in table.diamonds if d[1] == 0.0 and 0 < d[0] < W], lambda a, o: (a, -o)),
+        "top": ([d[0] for d in table.diamonds if d[1] == L and 0 < d[0] < W], lambda a, o: (a, L + o)),
+        "left": ([d[1] for d in table.diamonds if d[0] == 0.0 and 0 < d[1] < L], lambda a, o: (-o, a)),
+        "right": ([d[1] for d in table.diamonds if d[0] == W and 0 < d[1] < L], lambda a, o: (W + o, a)),
+    }
+    h, w = gray.shape
+    for name, (alongs, to_xy) in sides.items():
+        if not alongs:
+            continue
+        pairs = []
+        for a0 in alongs:
+            aa, oo = np.meshgrid(np.arange(a0 - 60.0, a0 + 60.5, 1.0), np.arange(15.0, reach_mm, 1.0))
+            x, y = to_xy(aa, oo)
+            px = camera.table_to_image(np.stack([x, y], -1), rail_z).astype(np.float32)
+            if not ((px[..., 0] > 0) & (px[..., 0] < w - 1) & (px[..., 1] > 0) & (px[..., 1] < h - 1)).all():
+                continue
+            strip = cv2.remap(gray, px[..., 0], px[..., 1], cv2.INTER_LINEAR)
+            # A blob about 10 mm across: difference of Gaussians, either sign.
+            dog = cv2.GaussianBlur(strip, (0, 0), 3.0) - cv2.GaussianBlur(strip, (0, 0), 9.0)
+            k = int(np.argmax(np.abs(dog)))
+            r, c = np.unravel_index(k, dog.shape)
+            if abs(dog[r, c]) < max(6.0, 5.0 * float(np.median(np.abs(dog)))):
+                continue
+            r0, r1, c0, c1 = max(r - 6, 0), min(r + 7, dog.shape[0]), max(c - 6, 0), min(c + 7, dog.shape[1])
+            wgt = np.clip(np.sign(dog[r, c]) * dog[r0:r1, c0:c1], 0, None)
+            if wgt.sum() <= 0:
+                continue
+            cc = (wgt * np.arange(c0, c1)[None, :]).sum() / wgt.sum()
+            pairs.append((a0, float(aa[0, 0] + cc)))
+        if pairs:
+            out[name] = np.array(pairs)
+    return out
+
+
+def diamond_residuals(found: dict[str, np.ndarray], camera: CameraModel, table: TableSpec) -> np.ndarray:
+    """Along-cushion residuals (mm) of the diamonds after the one parallax term per cushion (module docstring)."""
+    c = camera.camera_centre
+    res = []
+    for name, pairs in found.items():
+        if len(pairs) < 4:
+            continue
+        along_cam = c[0] if name in ("bottom", "top") else c[1]
+        d = pairs[:, 1] - pairs[:, 0]
+        a = pairs[:, 0] - along_cam
+        keep = np.abs(d - np.median(d)) < 25.0  # a blob that is not the diamond (an arm, a sponsor's board)
+        if keep.sum() < 4:  # two terms fitted: fewer than four diamonds would check next to nothing
+            continue
+        design = np.stack([a, np.ones_like(a)], axis=1)  # the parallax term, and a shift of the diamonds' origin
+        for _ in range(2):
+            coef, *_ = np.linalg.lstsq(design[keep], d[keep], rcond=None)
+            r = d - design @ coef
+            keep = np.abs(r) < max(3.0 * 1.4826 * np.median(np.abs(r[keep])), 2.0)
+        if keep.sum() >= 4:
+            res.append(r[keep])
+    return np.concatenate(res) if res else np.zeros(0)
