@@ -77,10 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("log", help="the match log (.jsonl), or - for standard input")
     ref.set_defaults(run=referee_command)
 
+    from device.calibrate_command import add_calibrate_parser
     from device.replay_command import add_replay_parser
     from device.run_command import add_run_parser
-    add_run_parser(sub)
+    add_calibrate_parser(sub)
     add_replay_parser(sub)
+    add_run_parser(sub)
     return parser
 
 
