@@ -107,6 +107,21 @@ def test_fitting_on_the_opening_layout_undoes_a_colour_cast():
     assert fitted_acc > default_acc
 
 
+def test_the_identifier_learns_the_camera_from_one_frame_and_fills_class_probs():
+    from vision.identity import BallIdentifier
+
+    ident = BallIdentifier.for_discipline("sinuca", reds=3)
+    cast = (0.7, 0.95, 1.3)
+    frames = list(_frames("sinuca", ident.colour, 3, seed=8, cast=cast))
+    f0, d0, t0 = frames[0]
+    fitted = ident.fit(f0, d0, t0)
+    for frame, d, truth in frames[1:]:
+        out = fitted.identify(frame, d)
+        kinds = [fitted.colour.kind_names[int(np.argmax(p))] for p in fitted.kind_probs(frame, d)]
+        assert kinds == truth
+        np.testing.assert_allclose(out.class_probs.sum(axis=1), 1.0)
+
+
 def test_unknown_spot_marking_is_refused():
     with pytest.raises(ValueError):
         ColourModel("three_cushion", spot="stripes")

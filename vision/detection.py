@@ -11,9 +11,11 @@ The stages, each cheap because it works where it must and no finer:
 2. Connected blobs of the mask sort the candidates: a blob that is one convex, elongated smear no longer than a
    fast ball travels in one exposure is a moving ball (``blurred``); its position is the centroid of the smear,
    which for a constant speed is the ball at mid-exposure.
-3. At full resolution, around each resting candidate only: the edge along 48 rays and a least-squares circle
-   (``vision.ray_fit``), which ignores the rays into a touching ball, an arm or a cue. The score is the share of
-   rays that found the ball's edge, those towards a touching neighbour not counted against it.
+3. At full resolution, around each resting candidate only: the edge along 48 rays (``vision.ray_fit``), first
+   where the soft mask drops for good, then moved to the steepest fall of the colour difference nearby, and a
+   least-squares circle that ignores the rays into a touching ball, an arm or a cue. The score is the share of
+   rays that found the ball's edge, those towards a touching neighbour not counted against it; a ray fit that is
+   elongated (more than 0.12 radii) flags a short smear.
 4. Through the camera model (``vision.ball_geometry``): the silhouette centre to the cloth point under the ball,
    through the ball-centre plane, with the sphere's off-axis silhouette offset removed.
 

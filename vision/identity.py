@@ -250,7 +250,14 @@ class BallIdentifier:
         classifier = CropClassifier.for_discipline(family) if family else None
         return cls(ColourModel(discipline, reds, spot), classifier)
 
+    def fit(self, frame: np.ndarray, detections: Detections, kinds: Sequence[str]) -> "BallIdentifier":
+        """A copy whose colour model has learned this camera from balls of known kind (one name per detection):
+        the opening layout, where each ball stands on its spot."""
+        feats = ball_features(frame, detections.px, detections.radius_px)
+        return BallIdentifier(self.colour.fit(feats, kinds), self.classifier, self.weight)
+
     def kind_probs(self, frame: np.ndarray, detections: Detections) -> np.ndarray:
+        """(N, n_kinds) posterior over the discipline's kinds."""
         feats = ball_features(frame, detections.px, detections.radius_px)
         log_p = np.log(np.maximum(self.colour.kind_probs(feats), 1e-12))
         if self.classifier is not None and len(detections):
