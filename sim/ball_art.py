@@ -76,7 +76,7 @@ class SphereShader:
 
     def shadow(self, canvas: np.ndarray, x0: int, y0: int, ball: BallDraw) -> None:
         """Darken the cloth under and beside the ball (multiplicative, soft-edged)."""
-        if not self.shading:
+        if not self.shading or ball.centre[2] < self.R - 1e-6:  # no shadow once it sinks into a pocket
             return
         c = ball.centre
         s_xy = c[:2] - c[2] * LIGHT[:2] / LIGHT[2]
@@ -95,7 +95,8 @@ class SphereShader:
         contact = np.clip((0.55 * r_px - d_foot) / (0.4 * r_px), 0.0, 1.0)
         canvas *= (1.0 - 0.42 * k * k * (3 - 2 * k) - 0.25 * contact)[..., None]
 
-    def ball(self, canvas: np.ndarray, x0: int, y0: int, ball: BallDraw, gain: float = 1.0) -> None:
+    def ball(self, canvas: np.ndarray, x0: int, y0: int, ball: BallDraw, gain: float = 1.0,
+             fade: float = 1.0) -> None:
         """Composite the ball over ``canvas`` (float32 patch whose top-left pixel is (x0, y0))."""
         oc = ball.centre - self.origin
         r_px = self.camera.focal * self.R / math.sqrt(float(oc @ oc))
@@ -129,7 +130,7 @@ class SphereShader:
         spec = np.clip((n * half).sum(-1), 0.0, 1.0) ** 80
         # The cloth lights the lower half a little (its colour is ignored: a faint grey fill).
         fill = 0.12 * np.clip(-n[..., 2] * 0.5 + 0.5, 0.0, 1.0)
-        colour = albedo * (0.22 + fill + 0.78 * diffuse)[..., None] * gain + (235.0 * spec)[..., None]
+        colour = (albedo * (0.22 + fill + 0.78 * diffuse)[..., None] * gain + (235.0 * spec)[..., None]) * fade
         a = alpha[..., None].astype(np.float32)
         canvas *= 1.0 - a
         canvas += a * colour.astype(np.float32)

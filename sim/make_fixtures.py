@@ -56,7 +56,7 @@ def _shots(s: Scenario):
 # --- the plays ------------------------------------------------------------------------------------------------
 
 def three_cushion_point_and_miss() -> Scenario:
-    """A scores a three-cushion point from the opening; B then misses."""
+    """A scores a three-cushion point from the opening, so A plays again (carom Art. 6), and misses."""
     base = Scenario("three_cushion", name="three_cushion_point_and_miss", camera=CAMERA, effects=EFFECTS)
 
     def first(rng):
@@ -70,13 +70,13 @@ def three_cushion_point_and_miss() -> Scenario:
     found = _search(base, first, scores, 1)
 
     def second(rng):
-        return found.shots + (ShotSpec("white", rng.uniform(1500, 2500), aim=rng.choice(["red", "spot"]),
-                                       cut=rng.uniform(-0.5, 0.5), tip=_random_tip(rng, 0.3), shooter="B"),)
+        return found.shots + (ShotSpec("spot", rng.uniform(1500, 2500), aim=rng.choice(["red", "white"]),
+                                       cut=rng.uniform(-0.5, 0.5), tip=_random_tip(rng, 0.3), shooter="A"),)
 
     def misses(s):
         _, shots = _shots(s)
         return len(shots) == 2 and carom_point(list(shots[0].events), "spot", 3) and \
-            not carom_point(list(shots[1].events), "white", 3) and len(cue_contacts(list(shots[1].events), "white")) == 1
+            not carom_point(list(shots[1].events), "spot", 3) and len(cue_contacts(list(shots[1].events), "spot")) == 1
 
     return _search(found, second, misses, 2)
 

@@ -4,7 +4,10 @@ Per frame: the static table (cached per camera and per pin state), each ball as 
 shadow at its true 3-D centre (z = R, so parallax is real), integrated over the exposure by averaging sub-frame
 renders of the image patches around moving balls (motion blur), the cue and arms on top, then the global light
 (flicker, a lighting change), sensor noise and JPEG. Optional rolling shutter (each ball seen at the time its row
-is exposed) and camera nudges (the pose changes at a given time; the truth keeps table coordinates).
+is exposed) and camera nudges (the pose changes at a given time; the truth keeps table coordinates). A potted
+ball is drawn sinking and darkening for 50 ms after its centre passed the drop point (the truth has it potted from
+that instant); a ball that jumped the cushion is drawn a little raised while it is over the rails. The cue and arms
+are drawn at mid-exposure, without blur or rolling shutter.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from .ball_art import BallDraw, BallLook, SphereShader, draw_pin
 from .layouts import ball_colour
 from .occluders import Arm, draw_arm, draw_cue
 from .table_art import Background, TableArt
-from .trajectory import OFF_TABLE, ON_TABLE, Trajectory
+from .params import G
+from .trajectory import OFF_TABLE, ON_TABLE, POTTED, Trajectory
 
 _FLIGHT_RISE = 40.0  # mm: a ball that jumped the cushion is drawn this much higher
+_SINK_S = 0.05  # s: a potted ball is drawn falling (and darkening) this long after its centre passed the drop
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,7 @@ class Renderer:
         self._noise = self._noise_bank(camera.image_size) if self.fx.noise_sigma > 0 else None
         self._ppm = float(camera.pixels_per_mm([table.width / 2, table.length / 2]))
         self._still_patches: dict[tuple, np.ndarray] = {}
+        self._pot_t = {e.ball: e.t for e in trajectory.events if e.type.value == "pocket" and e.ball}
 
     # --- caches -----------------------------------------------------------------------------------------------
 
@@ -176,6 +182,10 @@ class Renderer:
                 z = R
             elif status[k] == OFF_TABLE and self._flying(k, t):
                 z = R + _FLIGHT_RISE
+            elif status[k] == POTTED and b in self._pot_t and t - self._pot_t[b] < _SINK_S:
+                # Past the drop point the ball falls into the pocket: seen sinking into the dark for a moment.
+                dt = t - self._pot_t[b]
+                z = R - 0.5 * G * dt * dt
             else:
                 continue
             out.append((b, np.array([pos[k, 0], pos[k, 1], z]), quat[k], int(status[k])))
@@ -290,7 +300,8 @@ class Renderer:
                     c = shader.camera.project(d.centre)
                     gx = int(np.clip(c[0], 0, w - 1))
                     gy = int(np.clip(c[1], 0, h - 1))
-                    shader.ball(canvas, x0, y0, d, float(bg.gain[gy, gx]))
+                    sink = max(0.0, (self.traj.radius - float(d.centre[2])) / self.traj.radius)
+                    shader.ball(canvas, x0, y0, d, float(bg.gain[gy, gx]), fade=max(0.0, 1.0 - 1.6 * sink))
                 acc += canvas
             patch = np.clip(acc / len(times) + 0.5, 0, 255).astype(np.uint8)
             frame[y0:y1, x0:x1] = patch

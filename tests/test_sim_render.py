@@ -170,3 +170,22 @@ def test_each_sensor_preset_frames_the_whole_table(name):
     small = camera_for(CAROM, mode, image_size=(w // 4, h // 4))
     assert np.abs(small.table_to_image([100.0, 100.0]) * 4 + 1.5 - cam.table_to_image([100.0, 100.0])).max() < 0.5
     assert math.isfinite(mode.fps) and mode.fps > 0
+
+
+def test_a_potted_ball_sinks_out_of_sight():
+    table = preset("snooker_full")
+    cam = CameraModel.overhead(table, (640, 480))
+    traj = simulate(table, {"cue": (300.0, 300.0)}, [Strike(0.0, "cue", 1500.0, 225.0, (0.0, 0.4))])
+    t_pot = next(e.t for e in traj.events if e.type.value == "pocket")
+    r = Renderer(table, "sinuca", cam, traj, Effects.clean())
+    empty = r.table_image().astype(float)
+    drop = traj.state_at(t_pot)[0][0]
+    u, v = np.round(cam.table_to_image(drop, 0.0)).astype(int)
+
+    def seen(t):
+        frame = r.render(t)[0].astype(float)
+        return np.abs(frame[v - 2:v + 3, u - 2:u + 3] - empty[v - 2:v + 3, u - 2:u + 3]).mean()
+
+    assert seen(t_pot - 0.005) > 40  # on the lip, in full light
+    assert 0 < seen(t_pot + 0.02) < seen(t_pot - 0.005)  # falling, darker
+    assert seen(t_pot + 0.2) == 0  # gone
