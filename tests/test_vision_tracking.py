@@ -76,8 +76,22 @@ def test_a_ball_lifted_and_put_back_on_its_spot_is_reacquired_by_identity():
     tracker.update(detections_of(0.0, [[500.0, 300.0], [1000.0, 2000.0], [300.0, 2500.0]], probs))
     for k in range(1, 40):  # the red is off the table, in the referee's hand
         tracker.update(detections_of(k / 60, [[500.0, 300.0], [1000.0, 2000.0]], probs[:2]))
-    out = tracker.update(detections_of(40 / 60, [[500.0, 300.0], [1000.0, 2000.0], [710.0, 2130.0]], probs))
-    assert np.allclose(out[2], [710.0, 2130.0])
+    back = [[500.0, 300.0], [1000.0, 2000.0], [710.0, 2130.0]]
+    outs = [tracker.update(detections_of((40 + k) / 60, back, probs)) for k in range(12)]
+    assert np.isnan(outs[0][2, 0])  # one frame of a red blob is not yet a ball put down
+    assert np.allclose(outs[-1][2], [710.0, 2130.0])
+
+
+def test_a_stray_moving_blob_does_not_take_a_vanished_balls_place():
+    """The red left the table; a red-looking blob sliding along the rail (a cue, a sleeve) is not the red."""
+    tracker = BallTracker(("spot", "white", "red"), initial={"spot": (500.0, 300.0), "white": (1000.0, 2000.0),
+                                                             "red": (300.0, 2500.0)})
+    probs = [WHITE_LIKE, WHITE_LIKE, RED_LIKE]
+    tracker.update(detections_of(0.0, [[500.0, 300.0], [1000.0, 2000.0], [300.0, 2500.0]], probs))
+    for k in range(1, 60):
+        stray = [700.0, 100.0 + 15.0 * k]
+        out = tracker.update(detections_of(k / 60, [[500.0, 300.0], [1000.0, 2000.0], stray], probs))
+        assert np.isnan(out[2, 0])
 
 
 def test_extra_detections_do_not_start_tracks():

@@ -25,6 +25,10 @@ class TrackerConfig:
     gate_mm: float = 20.0  # the gate around a prediction, before the allowances below
     launch_mm_s: float = 8000.0  # a resting ball may be struck to this speed: its gate covers one frame of it
     gate_speed_factor: float = 1.3  # a moving ball's gate covers this many frames' travel at its speed
+    hidden_growth_mm_s: float = 300.0  # a hidden ball's gate grows this fast (a hand moving it under an arm)
+    placed_frames: int = 8  # a blob resting this many frames where no ball is expected is a ball put down
+    placed_mm: float = 4.0  # ... if it stays within this of where it first rested
+    placed_identity: float = 0.5  # ... and it looks this much like a ball that has gone unseen
     identity_mm: float = 100.0  # how many mm of distance one nat of identity surprise is worth
     min_score: float = 0.2  # detections below this confidence are not used
     velocity_smoothing: float = 0.6  # weight of the newest velocity estimate
@@ -41,6 +45,8 @@ class BallTracker:
         self.vel = np.zeros((n, 2))
         self.last_t = np.full(n, np.nan)
         self.unseen = np.zeros(n, dtype=int)
+        self.last_frame_t: float | None = None
+        self._resting_blobs: list[tuple[np.ndarray, int]] = []  # unassigned blobs that keep still: (point, frames)
         for ball, p in (initial or {}).items():
             self.pos[balls.index(ball)] = p
 
@@ -55,7 +61,9 @@ class BallTracker:
         det = det.subset(det.score >= self.c.min_score) if len(det) else det
         out = np.full((len(self.balls), 2), np.nan)
         if len(det):
-            for b, d in self._assign(det):
+            pairs = self._assign(det)
+            pairs += self._put_back(det, pairs)
+            for b, d in pairs:
                 p = det.xy[d]
                 if not np.isnan(self.last_t[b]) and det.t > self.last_t[b]:
                     v_new = (p - self.pos[b]) / (det.t - self.last_t[b])
@@ -64,11 +72,41 @@ class BallTracker:
                 self.pos[b] = p
                 self.last_t[b] = det.t
                 out[b] = p
+        self.last_frame_t = det.t
         seen = ~np.isnan(out[:, 0])
         self.unseen[seen] = 0
         self.unseen[~seen] += 1
-        # A ball unseen for a while has stopped, or been lifted: forget its speed.
-        self.vel[self.unseen > 3] = 0.0
+        # A ball unseen for a second has stopped, or been lifted: forget its speed.
+        long_gone = (self.unseen > 0) & (det.t - np.nan_to_num(self.last_t, nan=det.t) > 1.0)
+        self.vel[long_gone] = 0.0
+        return out
+
+    def _put_back(self, det: Detections, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """A ball lifted off the table (re-spotted by the referee, a potted ball returned) reappears wherever it is
+        put. A blob no track took that keeps still for a few frames, and looks like a ball not seen since, is
+        that ball. (A stray blob, a cue tip or a hand, does not keep still.)"""
+        taken = {d for _, d in pairs}
+        free = [d for d in range(len(det)) if d not in taken]
+        assigned = {b for b, _ in pairs}
+        previous = self._resting_blobs
+        self._resting_blobs = []
+        out: list[tuple[int, int]] = []
+        for d in free:
+            p = det.xy[d]
+            frames = 1 + max((n for q, n in previous if np.linalg.norm(q - p) <= self.c.placed_mm), default=0)
+            anchor = next((q for q, n in previous if np.linalg.norm(q - p) <= self.c.placed_mm), p)
+            self._resting_blobs.append((anchor, frames))
+            if frames < self.c.placed_frames or not det.classes:
+                continue
+            candidates = [b for b in range(len(self.balls)) if b not in assigned and self.unseen[b] >= frames
+                          and self.balls[b] in det.classes]
+            if not candidates:
+                continue
+            probs = [det.class_probs[d, det.classes.index(self.balls[b])] for b in candidates]
+            best = int(np.argmax(probs))
+            if probs[best] >= self.c.placed_identity:
+                out.append((candidates[best], d))
+                assigned.add(candidates[best])
         return out
 
     def _assign(self, det: Detections) -> list[tuple[int, int]]:
@@ -77,9 +115,12 @@ class BallTracker:
         predicted = self.pos + self.vel * dt[:, None]
         dist = np.linalg.norm(predicted[:, None, :] - det.xy[None, :, :], axis=2)  # (B, N), NaN: position unknown
         speed = np.linalg.norm(self.vel, axis=1)
-        # A ball may set off (or be hit) at up to the launch speed in any frame, seen or not: the gate covers the
-        # frames since it was last seen at that speed, or at its own speed if it is faster.
-        gate = self.c.gate_mm + np.maximum(self.c.launch_mm_s, self.c.gate_speed_factor * speed) * dt
+        # A ball may set off (or be hit) at up to the launch speed in the last frame; a moving ball covers its own
+        # travel since it was seen; a hidden one may have been lifted and put back anywhere near, the longer the
+        # farther. (Not the launch speed over all the hidden time: a vanished ball would grab any stray blob.)
+        frame = det.t - self.last_frame_t if self.last_frame_t is not None else 0.0
+        gate = (self.c.gate_mm + self.c.launch_mm_s * frame + self.c.gate_speed_factor * speed * dt
+                + self.c.hidden_growth_mm_s * np.maximum(dt - frame, 0.0))
         # A ball close to a moving one may be struck and run off at the striker's speed: share the wider gate.
         gap = np.linalg.norm(self.pos[:, None, :] - self.pos[None, :, :], axis=2)
         close = np.nan_to_num(gap, nan=np.inf) < self.diameter + 100.0

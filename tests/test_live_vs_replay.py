@@ -1,0 +1,36 @@
+"""The live loop on a rendered clip, played through the file source at its own rate, referees it exactly as the
+offline replay does (issue: the table monitor live)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from calibration.file import read_calibration
+from device.replay import ReplaySettings, run_replay
+from device.replay_command import make_detector
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIP = ROOT / "fixtures" / "clips" / "ball_off_the_table"
+
+
+@pytest.mark.skipif(not (CLIP.parent / "ball_off_the_table.mp4").is_file(), reason="fixture clip missing")
+def test_live_loop_at_real_time_gives_the_replays_verdicts(tmp_path: Path) -> None:
+    calib = str(CLIP) + ".calib.json"
+    replay = run_replay(ReplaySettings(str(CLIP) + ".mp4", "three_cushion", read_calibration(calib), calib),
+                        make_detector, progress=None)
+    assert any(v is not None and v.foul is not None for v in replay.verdicts)  # the clip's off-table foul
+    proc = subprocess.run(
+        [sys.executable, "-m", "device", "run", "--camera", f"file:{CLIP}.mp4", "--calib", calib,
+         "--discipline", "three_cushion", "--players", "Ana,Rui", "--store", str(tmp_path / "m.db"),
+         "--display", f"png:{tmp_path / 'board.png'}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    live = json.loads(proc.stdout.splitlines()[-1])
+    assert live["live"]["verdicts"] == sum(1 for v in replay.verdicts if v is not None)
+    assert live["match"] == replay.match
+    assert (tmp_path / "board.png").is_file()
