@@ -124,18 +124,16 @@ def real_views(overlays: str | None = None) -> None:
     import json
     from pathlib import Path
 
-    from calibration.distortion import LensPrior
     from device.calibrate_command import read_view
 
     root = Path(__file__).resolve().parent.parent
     real = root.parent / "shared" / "real"
-    fisheye = LensPrior("fisheye", 120.0, -0.3, 0.08, focal_sigma=0.3, k1_sigma=0.3, k2_sigma=0.1)
     for e in json.loads((root / "tests" / "real_corners.json").read_text())["views"]:
         path = real / e["path"]
         if not path.exists():
             print(f"{e['name']}: {path} absent")
             continue
-        lens = fisheye if e.get("lens") == "fisheye" else e.get("lens")
+        lens = e.get("lens")
         try:
             vc = calibrate_view(read_view(str(path)), preset(e["table"]), lens=lens)
         except (TableNotFound, ValueError) as exc:

@@ -113,6 +113,12 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     else:
         k = prior.camera_matrix(size)
         pl = plumb_line(edges, size, k, k_init=(prior.k1, prior.k2), k_sigma=(prior.k1_sigma, prior.k2_sigma))
+        if prior.k1_sigma >= 0.1:
+            # A loose prior: the fit can settle on a poor local minimum; start it from a few strengths too.
+            for k1 in (prior.k1 - prior.k1_sigma, prior.k1 + prior.k1_sigma / 2):
+                alt = plumb_line(edges, size, k, k_init=(k1, prior.k2), k_sigma=(prior.k1_sigma, prior.k2_sigma))
+                if alt.rms_px < pl.rms_px:
+                    pl = alt
         dist = pl.dist_coeffs
         focal_sigma, fit_lens = prior.focal_sigma, True
     f_prior = float(k[0, 0])

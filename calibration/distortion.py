@@ -43,6 +43,8 @@ LENSES = {
     "cm3_wide": LensPrior("cm3_wide", 102.0, -0.30, 0.08, k1_sigma=0.1, k2_sigma=0.05),  # Camera Module 3 Wide
     "v2": LensPrior("v2", 62.2, 0.0),  # Camera Module 2
     "v1": LensPrior("v1", 53.5, 0.0),
+    # A Pi camera behind a wide M12 lens, barrel-distorted as a fisheye is within the table (PoolJK's snooker rig).
+    "fisheye": LensPrior("fisheye", 77.0, -0.22, 0.03, focal_sigma=0.2, k1_sigma=0.2, k2_sigma=0.1),
     # Any camera (a phone, a broadcast camera): the pose fit finds the focal length; the distortion stays mild
     # unless the noses' curvature insists.
     "unknown": LensPrior("unknown", 60.0, 0.0, focal_sigma=0.6, k1_sigma=0.05, k2_sigma=0.01),

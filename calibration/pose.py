@@ -68,13 +68,20 @@ def initial_pose(corners_px: np.ndarray, table: TableSpec, k: np.ndarray, dist: 
     img = np.asarray(corners_px, dtype=np.float64).reshape(-1, 1, 2)
     rvec = tvec = np.full((3, 1), np.nan)
     for flag in (cv2.SOLVEPNP_SQPNP, cv2.SOLVEPNP_IPPE):
-        ok, rvec, tvec = cv2.solvePnP(obj, img, k, dist, flags=flag)
+        try:
+            ok, rvec, tvec = cv2.solvePnP(obj, img, k, dist, flags=flag)
+        except cv2.error:  # corners that no camera sees this way (a failed outline)
+            ok = False
         if ok and np.isfinite(rvec).all() and np.isfinite(tvec).all():
             break
+        rvec = tvec = np.full((3, 1), np.nan)
     if not (np.isfinite(rvec).all() and np.isfinite(tvec).all()):
         raise ValueError("the four corners do not give a camera pose (are they in table order?)")
-    ok2, r2, t2 = cv2.solvePnP(obj, img, k, dist, rvec.copy(), tvec.copy(), useExtrinsicGuess=True,
-                               flags=cv2.SOLVEPNP_ITERATIVE)
+    try:
+        ok2, r2, t2 = cv2.solvePnP(obj, img, k, dist, rvec.copy(), tvec.copy(), useExtrinsicGuess=True,
+                                   flags=cv2.SOLVEPNP_ITERATIVE)
+    except cv2.error:
+        ok2, r2, t2 = False, rvec, tvec
 
     def err(r: np.ndarray, t: np.ndarray) -> float:
         back, _ = cv2.projectPoints(obj, r, t, k, dist)

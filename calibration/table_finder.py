@@ -235,8 +235,8 @@ def _gradients(score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, normals: np.ndarray, half: float,
                    step: float = 0.25, inward: float | None = None, sign: float = 1.0,
-                   skip_bright_lines: tuple[np.ndarray, np.ndarray, float] | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   skip_bright_lines: tuple[np.ndarray, np.ndarray, float] | None = None,
+                   reach: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Sub-pixel positions of the steepest rise of the score along each normal within +-half, and the rise.
 
     The gradient field is sampled with bicubic interpolation (differentiating a bilinear profile instead would be
@@ -246,7 +246,8 @@ def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, nor
     the cloth's lightness) passes over thin bright lines on the cloth (a baulk line, a chalk line): a rise that
     is brighter than the cloth and falls back to it within a few pixels."""
     gx, gy = grads
-    offs = np.arange(-(half if inward is None else inward), half + step / 2, step, dtype=np.float32)
+    far = half if reach is None else max(half, reach)
+    offs = np.arange(-(half if inward is None else inward), far + step / 2, step, dtype=np.float32)
     sx = (points[:, None, 0] + offs[None, :] * normals[:, None, 0]).astype(np.float32)
     sy = (points[:, None, 1] + offs[None, :] * normals[:, None, 1]).astype(np.float32)
     nx = normals[:, None, 0].astype(np.float32)
@@ -256,8 +257,11 @@ def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, nor
     if inward is None:
         i = np.clip(np.argmax(grad[:, 2:-2], axis=1) + 2, 1, len(offs) - 2)
     else:
+        # Strong means a quarter of the strongest rise near the region's edge (not of one further out, past the
+        # nose, with ``reach``: a bright rail would drown a faint nose).
+        near = grad[:, :int(np.searchsorted(offs, half)) + 1]
         peak = (grad[:, 1:-1] >= grad[:, :-2]) & (grad[:, 1:-1] >= grad[:, 2:]) \
-            & (grad[:, 1:-1] > np.maximum(0.25 * grad.max(axis=1, keepdims=True), 4.0))
+            & (grad[:, 1:-1] > np.maximum(0.25 * near.max(axis=1, keepdims=True), 4.0))
         if skip_bright_lines is not None:
             score_img, light_img, l_cloth = skip_bright_lines
             sp = cv2.remap(score_img, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -372,7 +376,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     contour = contour * scale + (scale - 1) / 2
     # Full-resolution "distance from the cloth colour" for the profiles (lightness counted half).
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
-    diff = lab - cloth.lab.astype(np.float32)
+    diff = lab - _local_cloth(lab, filled)
     score = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
     clipped = np.minimum(score, 60.0)
     grads = _gradients(clipped)
@@ -397,7 +401,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
         short = float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
         inward = max(half, 0.08 * short)
         e1, g1 = _profile_edges(grads, pts, nrm, half, inward=inward,
-                                skip_bright_lines=(clipped, light, float(cloth.lab[0])))
+                                skip_bright_lines=(clipped, light, float(cloth.lab[0])), reach=0.035 * short)
         ok1 = g1 > 0.5
         if ok1.sum() < 10:
             raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
@@ -439,6 +443,25 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     if any(len(e) < 10 for e in edges):
         raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
     return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h), tuple(kinds))
+
+
+def _local_cloth(lab: np.ndarray, filled: np.ndarray) -> np.ndarray:
+    """The cloth's colour where each pixel is, as the cloth region shows it (vignetting, uneven light): a
+    normalised convolution of the cloth pixels (the region eroded away from its edge), reaching a little past the
+    region so the cushions are compared with the cloth beside them, the region's median further out."""
+    h, w = lab.shape[:2]
+    sh, sw = filled.shape
+    core = cv2.erode(filled, np.ones((7, 7), np.uint8))
+    small = cv2.resize(lab, (sw, sh), interpolation=cv2.INTER_AREA)
+    m = (core > 0).astype(np.float32)
+    sigma = 0.03 * max(sh, sw)
+    num = cv2.GaussianBlur(small * m[..., None], (0, 0), sigma)
+    den = cv2.GaussianBlur(m, (0, 0), sigma)[..., None]
+    local = num / np.maximum(den, 1e-6)
+    med = np.median(small[core > 0], axis=0) if core.any() else small.reshape(-1, 3).mean(0)
+    wgt = np.clip(den / 0.05, 0, 1)
+    local = local * wgt + med * (1 - wgt)
+    return cv2.resize(local.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
 
 
 def _sample(img: np.ndarray, pts: np.ndarray) -> np.ndarray:
