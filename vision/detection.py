@@ -141,9 +141,13 @@ class BallDetector:
         y0, x0 = self.window[0].start, self.window[1].start
         grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * int(0.5 * self.radius_low) + 1,) * 2)
         painted = np.zeros(frame.shape[:2], np.uint8)
+        # Only where a ball's outline can be: painting over the cushions would bleed the rails' colour in.
+        outlines = self._polygon_mask(self.geometry.play_area_polygon(-self.table.ball_radius,
+                                                                      z=self.table.ball_radius))
+        outlines = outlines.astype(np.uint8)
         for _ in range(rounds):
             fg = self.foreground(frame, model)
-            low = cv2.dilate((fg > 0.35).astype(np.uint8), grow)
+            low = cv2.dilate((fg > 0.35).astype(np.uint8), grow) & outlines
             full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
             painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
             model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
