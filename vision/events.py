@@ -219,8 +219,9 @@ class _Finder:
                     k = first + 1
                     continue
                 # Refine the resting point with the still frames just before the move.
-                still = window(first - 4, first, big_m)
-                rest = np.nanmean(xy[b, still], axis=0)
+                still = xy[b, window(first - 4, first, big_m)]
+                if (~np.isnan(still[:, 0])).any():
+                    rest = np.nanmean(still, axis=0)
                 span = window(first, first + self.c.fit_frames, big_m)
                 s = np.linalg.norm(xy[b, span] - rest, axis=1)
                 ok = ~np.isnan(s)
