@@ -140,8 +140,9 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     rvec, tvec = initial_pose(corners_px, table, k, dist, float(np.mean(ez)))
     cam0 = CameraModel(size, k, dist, rvec, tvec)
     kp = (prior.k1, prior.k2, prior.k1_sigma, prior.k2_sigma) if fit_lens else None
+    wide = fit_lens and prior.k1_sigma >= 0.15  # a fisheye: k3 and the principal point join the fit
     fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens,
-                      k_prior=kp, edge_z=ez)
+                      k_prior=kp, edge_z=ez, fit_wide_lens=wide)
     # A cushion seen from behind (the camera beyond its line, a photo from the end of the table) hides its nose: the
     # edge without a dark band is then the outer edge of its top, where the rail starts.
     offs = [0.0] * 4
@@ -160,14 +161,14 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     edges = tuple(edges)
     if any(behind):
         fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, fit_focal=fit_lens,
-                          fit_distortion=fit_lens, k_prior=kp, edge_z=ez, edge_offset=offs)
+                          fit_distortion=fit_lens, k_prior=kp, edge_z=ez, edge_offset=offs, fit_wide_lens=wide)
     markings: tuple[MarkingObservation, ...] = ()
     if use_markings:
         markings = tuple(find_markings(image, fit.camera, table, outline.cloth))
         if len(markings) >= 2:
             fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, markings=markings,
                               fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp, edge_z=ez,
-                              edge_offset=offs)
+                              edge_offset=offs, fit_wide_lens=wide)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
     _check_corners_in_view(corners, size)

@@ -111,10 +111,14 @@ class PoseFit:
 
 
 def _camera(base: CameraModel, p: np.ndarray, f0: float, k_ref: tuple[float, float]) -> CameraModel:
+    """Parameters: pose (6), log focal change, k1, k2, k3 (at the starting focal length, so a focal change keeps the
+    distortion in pixels), principal point offset (2, px)."""
     q = float(np.exp(p[6]))
     k = base.camera_matrix.copy()
     k[0, 0] = k[1, 1] = f0 * q
-    dist = np.array([p[7] * q ** 2, p[8] * q ** 4, 0.0, 0.0, 0.0])
+    k[0, 2] += p[10]
+    k[1, 2] += p[11]
+    dist = np.array([p[7] * q ** 2, p[8] * q ** 4, 0.0, 0.0, p[9] * q ** 6])
     return CameraModel(base.image_size, k, dist, p[:3], p[3:6])
 
 
@@ -122,15 +126,19 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
                 focal_sigma: float, markings: Sequence[MarkingObservation] = (), fit_focal: bool = True,
                 fit_distortion: bool = True, sigma_px: float = 0.2, iters: int = 25,
                 k_prior: tuple[float, float, float, float] | None = None,
-                edge_z: float | Sequence[float] = 0.0, edge_offset: float | Sequence[float] = 0.0) -> PoseFit:
+                edge_z: float | Sequence[float] = 0.0, edge_offset: float | Sequence[float] = 0.0,
+                fit_wide_lens: bool = False) -> PoseFit:
     """Joint LM fit of pose, focal length and radial distortion to the cushion edge points (see module docstring).
     ``k_prior`` (k1, k2, sigma1, sigma2) holds the distortion near a lens's values; ``edge_z`` is the height of the
     edge points above the cloth (the nose height), one for all or one per cushion; ``edge_offset`` how far outside
-    the cushion line they are (mm, per cushion: the outer edge of a cushion top seen from behind)."""
+    the cushion line they are (mm, per cushion: the outer edge of a cushion top seen from behind).
+    ``fit_wide_lens`` frees k3 and the principal point too (held by priors), for a fisheye."""
     f0 = camera.focal
     k1, k2 = float(camera.dist_coeffs[0]), float(camera.dist_coeffs[1])
-    p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2]])
-    free = np.array([True] * 6 + [fit_focal, fit_distortion, fit_distortion])
+    k3 = float(camera.dist_coeffs[4])
+    p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2, k3, 0.0, 0.0]])
+    free = np.array([True] * 6 + [fit_focal, fit_distortion, fit_distortion] + [fit_wide_lens] * 3)
+    pp_sigma = 0.02 * max(camera.image_size)
     pts = [np.asarray(e, dtype=np.float64) for e in edge_points]
     allpts = np.concatenate(pts)
     side = np.concatenate([np.full(len(e), i) for i, e in enumerate(pts)])
@@ -159,6 +167,8 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
         out.append(np.array([prior_f]))
         if k_prior is not None:
             out.append(np.array([(pv[7] - k_prior[0]) / k_prior[2], (pv[8] - k_prior[1]) / k_prior[3]]))
+        if fit_wide_lens:
+            out.append(np.array([pv[9] / 0.05, pv[10] / pp_sigma, pv[11] / pp_sigma]))
         return np.concatenate(out)
 
     lam = 1e-3
