@@ -34,6 +34,7 @@ class EventConfig:
     contact_slack_mm: float = 8.0  # fitted distance at contact may miss 2R (or the cushion) by this much
     fit_frames: int = 4  # frames on each side of a contact used by the fits
     vanish_frames: int = 3  # a ball unseen this many frames at the end of a shot has gone (pocket / off table)
+    rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
 
@@ -239,14 +240,16 @@ class _Finder:
         return len(block) < 2 or float(np.max(np.linalg.norm(block - block[0], axis=1))) <= self.c.rest_mm * 0.5
 
     def _next_rest(self, b: int, start: int) -> int:
-        """The first frame after ``start`` from which the ball stays still for a few frames."""
-        xy = self.p.xy[b]
-        big_m = len(self.p.t)
-        for k in range(start + 1, big_m - 3):
-            block = xy[k:k + 4]
+        """The first frame after ``start`` from which the ball stays still for ``rest_s`` (a ball rolling slowly
+        to a stop pauses for a frame or two in the noise: that is not a rest it could set off from again)."""
+        xy, t = self.p.xy[b], self.p.t
+        big_m = len(t)
+        span = max(4, int(np.ceil(self.c.rest_s / self.dt)) + 1)
+        for k in range(start + 1, big_m - span + 1):
+            block = xy[k:k + span]
             if np.isnan(block[:, 0]).any():
                 continue
-            if np.max(np.linalg.norm(block - block[0], axis=1)) <= self.c.rest_mm * 0.5:
+            if np.max(np.linalg.norm(block - block[0], axis=1)) <= self.c.rest_mm:
                 return k
         return big_m
 
