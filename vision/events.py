@@ -201,7 +201,7 @@ class _Finder:
         big_m = len(t)
         for b, ball in enumerate(self.p.balls):
             # A ball already rolling when the window opens did not set off in it (it is moving at the strike).
-            k = 0 if self._still_from(b, _first_seen(self.seen[b], 0) or 0) else self._next_rest(b, 0)
+            k = 0 if self._still_from(b, _first_seen(self.seen[b], 0) or 0) else self._next_rest(b, 0, brief=True)
             while k < big_m:
                 rest_idx = _first_seen(self.seen[b], k)
                 if rest_idx is None:
@@ -239,12 +239,13 @@ class _Finder:
         block = block[~np.isnan(block[:, 0])]
         return len(block) < 2 or float(np.max(np.linalg.norm(block - block[0], axis=1))) <= self.c.rest_mm * 0.5
 
-    def _next_rest(self, b: int, start: int) -> int:
+    def _next_rest(self, b: int, start: int, brief: bool = False) -> int:
         """The first frame after ``start`` from which the ball stays still for ``rest_s`` (a ball rolling slowly
-        to a stop pauses for a frame or two in the noise: that is not a rest it could set off from again)."""
+        to a stop pauses for a frame or two in the noise: that is not a rest it could set off from again).
+        ``brief``: at the window's opening (a cue sliding in may hide the ball), four still frames will do."""
         xy, t = self.p.xy[b], self.p.t
         big_m = len(t)
-        span = max(4, int(np.ceil(self.c.rest_s / self.dt)) + 1)
+        span = 4 if brief else max(4, int(np.ceil(self.c.rest_s / self.dt)) + 1)
         for k in range(start + 1, big_m - span + 1):
             block = xy[k:k + span]
             if np.isnan(block[:, 0]).any():

@@ -33,7 +33,7 @@ class SegmenterConfig:
     still_mm: float = 1.5  # a ball whose last few positions all lie this close to their mean is still
     still_frames: int = 6
     settle_s: float = 0.3  # every ball still this long closes a shot
-    preroll_frames: int = 12  # frames kept before the opening for the strike's fit
+    preroll_frames: int = 30  # frames kept before the opening: the strike's fit, a cue hiding the ball
     thin_mm: float = 1.0  # tracks are thinned to what keeps the path within this
     max_shot_s: float = 120.0  # a shot open this long is closed anyway and flagged
     placement_mm_s: float = 250.0  # a lone ball that never goes faster than this, touching nothing, was placed
