@@ -100,3 +100,21 @@ def test_the_parser_plugs_into_any_subparsers():
     add_calibrate_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["calibrate", "x.jpg", "--out", "t.calib.json", "--table", "chapo"])
     assert args.table == "chapo" and callable(args.run)
+
+
+def test_arbitro_calibrate_runs_as_a_command(view, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _, path = view
+    out = tmp_path / "c.calib.json"
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-m", "device", "calibrate", str(path), "--out", str(out),
+                           "--table", "carom_match", "--lens", "cm3"], capture_output=True, text=True, cwd=root,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["table"] == "carom_match" and read_calibration(out).table.name == "carom_match"
+    bad = subprocess.run([sys.executable, "-m", "device", "calibrate", str(tmp_path / "none.png"), "--out",
+                          str(out)], capture_output=True, text=True, cwd=root, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no such file" in bad.stderr
