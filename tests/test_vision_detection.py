@@ -162,3 +162,12 @@ def test_config_rejects_nonsense():
 def test_a_frame_of_the_wrong_size_is_refused(detector, background):
     with pytest.raises(ValueError, match="camera model"):
         detector.detect(np.zeros((100, 100, 3), np.uint8), 0.0, background)
+
+
+def test_a_crowded_frame_costs_at_most_max_candidates_fits(detector, background):
+    """Regression guard: an arm lying across the cloth makes a peak every radius along it; the detector keeps
+    only the strongest ``max_candidates`` of them, so a frame's cost stays bounded."""
+    arms = tuple(Capsule((100.0 + 120 * k, 200.0), (100.0 + 120 * k, 2600.0), 45.0, 250.0) for k in range(10))
+    frame = _scene([BallSpec((700.0, 1400.0), WHITE)], occluders=arms)
+    pts, _, _ = detector.candidates(detector.foreground(frame, background))
+    assert len(pts) <= detector.config.max_candidates

@@ -52,6 +52,7 @@ class DetectorConfig:
     blur_elongation: float = 0.12  # ray-fit elongation (fraction of the radius) that flags a short smear (a ball
     # at rest shows up to 0.08 from noise and its shading; 0.12 is a travel of about 0.45 radii in the exposure)
     play_margin_mm: float = 4.0  # ball centres accepted this far outside the cushion noses (calibration slack)
+    max_candidates: int = 64  # the strongest peaks kept: an arm across the table must not cost a fit per pixel
 
     def __post_init__(self) -> None:
         if self.scale is not None and self.scale < 1:
@@ -179,6 +180,9 @@ class BallDetector:
                 if keep[i]:
                     keep[j] = False
             pts, vals = pts[keep], vals[keep]
+        if len(pts) > self.config.max_candidates:
+            order = np.argsort(-vals)[:self.config.max_candidates]
+            pts, vals = pts[order], vals[order]
         return pts, vals, resp
 
     def _to_full(self, low_px: np.ndarray) -> np.ndarray:
