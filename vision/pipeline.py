@@ -7,6 +7,7 @@ camera, on a recorded clip and in tests. Each stage's time is measured per frame
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol
 
@@ -21,18 +22,26 @@ from .shots import SegmenterConfig, ShotSegmenter
 from .tracking import BallTracker, TrackerConfig
 
 
+STAGE_HISTORY = 3600
+
+
 class Detector(Protocol):
     def detect(self, image: np.ndarray, t: float) -> Detections:
         """Every ball in one frame (and its identity probabilities)."""
 
 
+def _recent() -> deque:
+    return deque(maxlen=STAGE_HISTORY)
+
+
 @dataclass
 class StageTimes:
-    """Seconds spent per stage, one entry per frame."""
+    """Seconds spent per stage, one entry per frame, the latest ``STAGE_HISTORY`` frames only (a live loop runs
+    for hours: its memory must not grow with the frames)."""
 
-    detect: list[float] = field(default_factory=list)
-    track: list[float] = field(default_factory=list)
-    segment: list[float] = field(default_factory=list)
+    detect: deque = field(default_factory=_recent)
+    track: deque = field(default_factory=_recent)
+    segment: deque = field(default_factory=_recent)
 
     def medians_ms(self) -> dict[str, float]:
         return {name: float(np.median(values)) * 1000 if values else 0.0
