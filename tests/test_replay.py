@@ -1,0 +1,82 @@
+"""``arbitro replay`` on the committed clips of the virtual table: vision's verdicts equal the truth's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from calibration.file import read_calibration
+from device.replay import ReplaySettings, run_replay
+from device.replay_command import make_detector
+from rules.log import read_log
+from rules.match import Match
+from rules.registry import referee_for
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIPS = ROOT / "fixtures" / "clips"
+# The clips whose plays vision referees as the truth does today (the pocketed games' racks and Chapó's pins are
+# not there yet: see the vision issue's note).
+REFEREED = ["three_cushion_point_and_miss", "ball_off_the_table", "arm_over_the_table", "balkline_run_leaving_a_field"]
+
+
+def verdicts_of_truth(name: str, discipline: str, table) -> list[tuple]:
+    match = Match(referee_for(discipline, table=table))
+    lines = (CLIPS / f"{name}.shots.jsonl").read_text().splitlines()
+    return [_key(match.feed(r)) for _, r in read_log(lines, discipline, table)]
+
+
+def _key(v) -> tuple:
+    return (dict(v.points), v.turn, None if v.foul is None else v.foul.code)
+
+
+@pytest.mark.parametrize("name", REFEREED)
+def test_vision_referees_the_clip_as_the_truth_does(name: str) -> None:
+    discipline = json.loads((CLIPS / f"{name}.scenario.json").read_text())["discipline"]
+    calib = read_calibration(CLIPS / f"{name}.calib.json")
+    result = run_replay(ReplaySettings(str(CLIPS / f"{name}.mp4"), discipline, calib, "fixture"), make_detector,
+                        progress=None)
+    assert [None if v is None else _key(v) for v in result.verdicts] == \
+        verdicts_of_truth(name, discipline, calib.table)
+    assert result.unrefereed == [] and result.frames_dropped == 0
+
+
+def test_the_replay_command_writes_its_report_log_video_and_diagrams(tmp_path: Path) -> None:
+    name = "three_cushion_point_and_miss"
+    out = {k: tmp_path / v for k, v in (("report", "r.report.json"), ("log", "m.jsonl"), ("annotated", "a.mp4"),
+                                        ("diagrams", "diagrams"))}
+    proc = subprocess.run([sys.executable, "-m", "device", "replay", str(CLIPS / f"{name}.mp4"), "--discipline",
+                           "three_cushion", "--players", "Ana,Rui", *[f"--{k}={v}" for k, v in out.items()]],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    match = json.loads(proc.stdout)["match"]
+    report = json.loads(out["report"].read_text())
+    assert set(report) >= {"source", "discipline", "calibration", "fps", "shots", "match", "stats", "quality"}
+    assert report["match"] == match and report["players"] == {"A": "Ana", "B": "Rui"}
+    assert [s["verdict"]["points"] for s in report["shots"]] == [{"A": 1, "B": 0}, {"A": 0, "B": 0}]
+    # The log re-judged by arbitro referee gives the same match: the log is the single truth.
+    judged = subprocess.run([sys.executable, "-m", "device", "referee", "--discipline", "three_cushion",
+                             str(out["log"])], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert json.loads(judged.stdout.splitlines()[-1])["match"] == match
+    assert sorted(p.name for p in out["diagrams"].iterdir()) == ["shot_001.png", "shot_002.png"]
+    import cv2
+    cap = cv2.VideoCapture(str(out["annotated"]))
+    assert int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) == report["quality"]["frames_read"]
+    cap.release()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["replay", "nothing.mp4", "--discipline", "three_cushion"], "no such video file"),
+    (["replay", str(CLIPS / "three_cushion_point_and_miss.calib.json"), "--discipline", "three_cushion",
+      "--calib", str(CLIPS / "three_cushion_point_and_miss.calib.json")], "cannot open the video"),
+    (["replay", str(CLIPS / "three_cushion_point_and_miss.mp4"), "--discipline", "three_cushion", "--calib",
+      str(CLIPS / "three_cushion_point_and_miss.scenario.json")], "calibration"),
+])
+def test_bad_replay_input_is_one_line_and_exit_2(args, words):
+    proc = subprocess.run([sys.executable, "-m", "device", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
