@@ -43,3 +43,19 @@ def test_real_ball_centres_are_within_a_pixel_or_two(measured):
     # Measured median 1.26 px, p90 2.27 px (a ball is about 15 px in radius; the annotation is to the pixel).
     assert measured.median_px <= 1.6
     assert measured.p90_px <= 3.0
+
+
+def test_real_balls_are_found_without_ever_seeing_the_table_empty():
+    """The empty-table model painted from each frame itself (the device started with the balls already set)."""
+    cases = real.cases()[::4]
+    camera, table = real.camera_and_table(real.cases())
+    detector = BallDetector(camera, table)
+    per_frame = []
+    for case in cases:
+        frame = cv2.imread(str(case.image))
+        det = detector.detect(frame, 0.0, detector.background_without_empty_table(frame))
+        per_frame.append((det.px, case.px))
+    s = real.score(per_frame, tol=7.0)
+    # Measured over all 32 frames: recall 0.962, precision 1.0, median 0.93 px.
+    assert s.recall >= 0.92 and s.precision >= 0.98
+    assert s.median_px <= 1.6

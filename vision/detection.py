@@ -127,7 +127,7 @@ class BallDetector:
         """The empty-table model from still frames of the empty table."""
         return BackgroundModel.from_frames(frames, self.scale)
 
-    def background_without_empty_table(self, frame: np.ndarray, rounds: int = 3) -> BackgroundModel:
+    def background_without_empty_table(self, frame: np.ndarray, rounds: int = 4) -> BackgroundModel:
         """An empty-table model from a frame with balls on it. The cloth is first estimated by a wide median
         (a ball is small against it); whatever differs from it is painted over from the surrounding cloth; and
         again against the result, since a tight cluster of balls (a rack) survives the median and is uncovered
@@ -142,13 +142,17 @@ class BallDetector:
         y0, x0 = self.window[0].start, self.window[1].start
         grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * int(0.5 * self.radius_low) + 1,) * 2)
         painted = np.zeros(frame.shape[:2], np.uint8)
-        # Only where a ball's outline can be: painting over the cushions would bleed the rails' colour in.
-        outlines = self._polygon_mask(self.geometry.play_area_polygon(-self.table.ball_radius,
-                                                                      z=self.table.ball_radius))
-        outlines = outlines.astype(np.uint8)
         for _ in range(rounds):
             fg = self.foreground(frame, model)
-            low = cv2.dilate((fg > 0.35).astype(np.uint8), grow) & outlines
+            # Only around ball candidates, a little beyond their edge: painting every pixel that differs from the
+            # rough estimate would also paint the cushions' faces by the pockets, bleeding the rails' colour into
+            # the cloth there; and a wider disc takes its paint from whatever lies round the ball (on the real
+            # frames, a projector's halo ring).
+            pts, _, _ = self.candidates(fg)
+            low = np.zeros(fg.shape, np.uint8)
+            for x, y in pts:
+                cv2.circle(low, (int(x), int(y)), int(np.ceil(1.35 * self.radius_low)), 1, -1)
+            low &= cv2.dilate((fg > 0.35).astype(np.uint8), grow)
             full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
             painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
             model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
