@@ -175,6 +175,11 @@ class BallDetector:
         ys, xs = np.nonzero(peaks)
         pts = np.stack([xs, ys], axis=1).astype(np.float64)
         vals = resp[ys, xs]
+        if len(pts) > 4 * self.config.max_candidates:
+            # A large blob (an arm, a sleeve over the cloth) is one flat plateau of maxima, thousands of them: keep
+            # those that look most like a ball, cloth all round at 1.4 radii, before any pairwise work.
+            keep = np.argsort(-self._ring_contrast(resp, pts, vals))[:4 * self.config.max_candidates]
+            pts, vals = pts[keep], vals[keep]
         if len(pts) > 1:  # plateaus give neighbouring equal maxima: keep the higher of each close pair
             order = np.argsort(-vals)
             pts, vals = pts[order], vals[order]
@@ -185,9 +190,18 @@ class BallDetector:
                     keep[j] = False
             pts, vals = pts[keep], vals[keep]
         if len(pts) > self.config.max_candidates:
-            order = np.argsort(-vals)[:self.config.max_candidates]
+            order = np.argsort(-self._ring_contrast(resp, pts, vals))[:self.config.max_candidates]
             pts, vals = pts[order], vals[order]
         return pts, vals, resp
+
+    def _ring_contrast(self, resp: np.ndarray, pts: np.ndarray, vals: np.ndarray) -> np.ndarray:
+        """A peak's value less the mean smoothed fill on a ring at 1.4 radii: high for a ball on cloth (or
+        touching one or two others), low inside a large blob."""
+        ang = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+        ring = 1.4 * self.radius_low * np.stack([np.cos(ang), np.sin(ang)], 1)
+        h, w = resp.shape
+        q = np.clip(np.round(pts[:, None, :] + ring[None]).astype(int), 0, [w - 1, h - 1])
+        return vals - resp[q[..., 1], q[..., 0]].mean(axis=1)
 
     def _to_full(self, low_px: np.ndarray) -> np.ndarray:
         return (low_px + 0.5) * self.scale - 0.5 + self._origin
