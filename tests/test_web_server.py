@@ -190,6 +190,20 @@ def test_bad_requests_get_json_errors(table) -> None:
     assert request(base, "/api/state", {"x": 1})[0] == 404  # nothing else is writable
 
 
+def test_refused_post_leaves_a_kept_alive_connection_usable(table) -> None:
+    _, _, _, base, _ = table
+    host, port = base.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    headers = {"Content-Type": "application/json"}
+    conn.request("POST", "/api/control", json.dumps(OVERRIDE), headers)  # refused before its body is used
+    resp = conn.getresponse()
+    assert resp.status == 401 and json.loads(resp.read())["error"]
+    conn.request("POST", "/api/login", json.dumps({"pin": PIN}), headers)  # the same connection
+    resp = conn.getresponse()
+    assert resp.status == 200 and "csrf" in json.loads(resp.read())
+    conn.close()
+
+
 def _sse_lines(base: str):
     host, port = base.removeprefix("http://").split(":")
     conn = http.client.HTTPConnection(host, int(port), timeout=5)

@@ -267,20 +267,35 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_POST(self) -> None:  # noqa: N802
+        self._read_body()
         self._route({"/api/login": self._login, "/api/logout": self._logout, "/api/control": self._control})
 
-    def _body(self) -> Any:
-        if "json" not in (self.headers.get("Content-Type") or ""):
-            raise _BadRequest(415, "send JSON (Content-Type: application/json)")
+    def _read_body(self) -> None:
+        """Read the whole request body before routing: an answer given without reading it (a 401, say) would
+        leave it in a kept-alive connection, to be parsed as the next request."""
+        self._raw: bytes | None = None
+        self._body_problem: _BadRequest | None = None
+        te = (self.headers.get("Transfer-Encoding") or "").lower()
         try:
             length = int(self.headers.get("Content-Length") or "")
         except ValueError:
-            raise _BadRequest(411, "Content-Length required") from None
-        if length < 0 or length > MAX_BODY:
-            raise _BadRequest(413, f"request body over {MAX_BODY} bytes")
-        raw = self.rfile.read(length)
+            length = -1
+        if te or length < 0:
+            self.close_connection = True
+            self._body_problem = _BadRequest(411, "Content-Length required")
+        elif length > MAX_BODY:
+            self.close_connection = True  # not read: the connection cannot be reused
+            self._body_problem = _BadRequest(413, f"request body over {MAX_BODY} bytes")
+        else:
+            self._raw = self.rfile.read(length)
+
+    def _body(self) -> Any:
+        if self._body_problem is not None:
+            raise self._body_problem
+        if "json" not in (self.headers.get("Content-Type") or ""):
+            raise _BadRequest(415, "send JSON (Content-Type: application/json)")
         try:
-            return json.loads(raw)
+            return json.loads(self._raw or b"")
         except (UnicodeDecodeError, ValueError) as exc:
             raise _BadRequest(400, f"not valid JSON ({exc})") from None
 

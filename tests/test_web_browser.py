@@ -1,0 +1,131 @@
+"""The scoreboard page in a real headless Chromium (Debian's /usr/bin/chromium, driven by Playwright).
+
+    ARBITRO_WEB_SHOTS=docs/web python -m pytest tests/test_web_browser.py   # also writes the phone screenshots
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed (/usr/bin/chromium): apt-get install -y chromium",
+                allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="the test extra's playwright is not installed")
+
+from device.store import MatchStore  # noqa: E402
+from device.web import WebApp  # noqa: E402
+from rules.log import read_log  # noqa: E402
+
+ROOT = Path(__file__).parents[1]
+DEMO = (ROOT / "fixtures" / "logs" / "three_cushion_demo.jsonl").read_text().splitlines()
+PIN = "4821"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+PHONE = {"width": 390, "height": 844}
+TIMEOUT_MS = 3000
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def table(tmp_path: Path, browser):
+    store = MatchStore(tmp_path / "matches.db")
+    live = store.new_match("three_cushion", ("Ana Sousa", "Rui Costa"), distance=15)
+    app = WebApp(live, tmp_path / "web")
+    app.pins.set(PIN)
+    server = app.serve("127.0.0.1", 0)
+    context = browser.new_context(viewport=PHONE, device_scale_factor=1)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+    yield app, live, store, page
+    context.close()
+    app.close()
+    store.close()
+
+
+def judge(app: WebApp, live, n: int, start: int = 0) -> None:
+    """What the live loop does per shot: append it through the LiveMatch, then publish."""
+    for _, record in read_log(DEMO[start:start + n], "three_cushion", live.referee.table):
+        live.append(record)
+        app.publish(live.last_verdict.to_dict(), live.summary())
+
+
+def screenshot(page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    page.screenshot(path=str(path), full_page=False)
+    target = os.environ.get("ARBITRO_WEB_SHOTS")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / name)
+    return path
+
+
+def test_page_updates_when_a_shot_is_judged(table, tmp_path: Path) -> None:
+    app, live, _, page = table
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("0")
+    sync_api.expect(page.locator("#lines")).to_contain_text("Waiting for the first shot")
+    judge(app, live, 3)
+    assert live.summary()["score"] == {"A": 0, "B": 1}
+    # Pushed over the event stream: no reload, no polling.
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
+    sync_api.expect(page.locator("#lines")).to_contain_text("no carom")
+    sync_api.expect(page.locator("#side-A")).to_have_class("player shooting")
+    sync_api.expect(page.locator("#diagram")).to_be_visible()
+    page.wait_for_function("document.getElementById('diagram').naturalWidth > 0")
+    shot = screenshot(page, tmp_path, "scoreboard_phone.png")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_override_through_the_page_needs_the_pin(table, tmp_path: Path) -> None:
+    app, live, store, page = table
+    judge(app, live, 3)
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
+    before = store.export_log(live.id)
+    page.locator("#referee summary").click()
+    sync_api.expect(page.locator("#controls")).to_be_hidden()
+
+    # Without the PIN: the wrong one is refused, and the control endpoint refuses the page's own request.
+    page.fill("#pin", "0000")
+    page.click("#login")
+    sync_api.expect(page.locator("#message")).to_have_text("wrong PIN")
+    sync_api.expect(page.locator("#controls")).to_be_hidden()
+    status = page.evaluate("""async () => (await fetch('/api/control', {method: 'POST',
+        headers: {'Content-Type': 'application/json', 'X-CSRF-Token': 'guess'},
+        body: JSON.stringify({control: 'override', points: {B: 3}})})).status""")
+    assert status == 401
+    assert store.export_log(live.id) == before
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
+
+    # With the PIN: the override form changes the score, in the store and on the page.
+    page.fill("#pin", PIN)
+    page.click("#login")
+    sync_api.expect(page.locator("#controls")).to_be_visible()
+    page.fill("#ov-b", "3")
+    page.fill("#ov-reason", "referee saw the third cushion")
+    page.click("#override")
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("4")  # 1 before the last shot, + 3
+    sync_api.expect(page.locator("#message")).to_have_text("Done: override")
+    last = json.loads(store.export_log(live.id).splitlines()[-1])
+    assert last == {"control": "override", "points": {"B": 3}, "reason": "referee saw the third cushion"}
+    assert live.summary()["score"]["B"] == 4
+    screenshot(page, tmp_path, "referee_phone.png")
+
+    # A reloaded page keeps its session (the cookie) and recovers its CSRF token.
+    page.reload()
+    page.locator("#referee summary").click()
+    sync_api.expect(page.locator("#controls")).to_be_visible()
+    page.click("#undo")
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
