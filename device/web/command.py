@@ -1,0 +1,80 @@
+"""``arbitro web``: set the table's PIN, or serve the store's unfinished match to phones on its own.
+
+    arbitro web --data DIR --set-pin < pin.txt        # the PIN on one line of standard input
+    arbitro web --data DIR --store FILE [--host H] [--port N]
+
+The live loop serves the same app in-process (``WebApp.publish`` from its board snapshots); this command is for a
+table whose match is kept by hand, and for trying the page out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+import threading
+from typing import Any, TextIO
+
+EXIT_BAD_INPUT = 2
+
+
+def add_web_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``web`` to the ``arbitro`` subcommands (``device.cli.build_parser``)."""
+    p = subparsers.add_parser("web", help="serve the scoreboard to phones on the club network, or set the PIN")
+    p.add_argument("--data", required=True, metavar="DIR", help="the web app's data folder (PIN hash, calibration)")
+    p.add_argument("--store", default=None, metavar="FILE", help="the match store whose unfinished match to serve")
+    p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any free one)")
+    p.add_argument("--set-pin", action="store_true",
+                   help="read the table's PIN (4-12 digits) from standard input, store its hash, and exit")
+    p.set_defaults(run=web_command)
+    return p
+
+
+def web_command(args: argparse.Namespace, out: TextIO = sys.stdout, *, stop: threading.Event | None = None) -> int:
+    from ..store import MatchStore, StoreError
+    from .auth import PinError, PinStore
+
+    def fail(message: str) -> int:
+        print(f"arbitro web: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    if args.set_pin:
+        pin = getpass.getpass("Table PIN: ") if sys.stdin.isatty() else sys.stdin.readline().strip()
+        try:
+            PinStore(args.data).set(pin)
+        except (PinError, OSError) as exc:
+            return fail(str(exc))
+        print(f"PIN set ({PinStore(args.data).path})", file=out)
+        return 0
+    if not args.store:
+        return fail("--store FILE is needed to serve (or --set-pin to set the PIN)")
+    from .server import WebApp
+
+    try:
+        store = MatchStore(args.store)
+    except StoreError as exc:
+        return fail(str(exc))
+    with store:
+        try:
+            live = store.resume()
+        except StoreError as exc:
+            return fail(str(exc))
+        if live is None:
+            return fail(f"{args.store}: no unfinished match to serve")
+        try:
+            app = WebApp(live, args.data)
+            server = app.serve(args.host, args.port)
+        except OSError as exc:
+            return fail(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})")
+        host, port = server.server_address[:2]
+        print(f"serving match {live.id} on http://{host}:{port}/" +
+              ("" if app.pins.is_set() else "  (no PIN set: controls are refused; arbitro web --set-pin)"),
+              file=out, flush=True)
+        try:
+            (stop or threading.Event()).wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            app.close()
+    return 0

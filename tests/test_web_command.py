@@ -1,0 +1,64 @@
+"""``arbitro web`` (device.web.command): setting the PIN, refusing what cannot be served, and serving."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from device.store import MatchStore
+from device.web.auth import PinStore
+from device.web.command import add_web_parser, web_command
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="arbitro")
+    add_web_parser(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(["web", *argv])
+
+
+def test_set_pin_from_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("55123\n"))
+    out = io.StringIO()
+    assert web_command(parse("--data", str(tmp_path), "--set-pin"), out) == 0
+    assert PinStore(tmp_path).check("55123") and "PIN set" in out.getvalue()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("12\n"))
+    assert web_command(parse("--data", str(tmp_path), "--set-pin"), out) == 2
+    assert PinStore(tmp_path).check("55123")  # the old PIN stays
+
+
+def test_refuses_without_an_unfinished_match(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    MatchStore(tmp_path / "m.db").close()
+    assert web_command(parse("--data", str(tmp_path), "--store", str(tmp_path / "m.db"))) == 2
+    assert "no unfinished match" in capsys.readouterr().err
+    assert web_command(parse("--data", str(tmp_path))) == 2
+
+
+def test_serves_the_unfinished_match(tmp_path: Path) -> None:
+    with MatchStore(tmp_path / "m.db") as store:
+        store.new_match("three_cushion", ("Ana", "Rui"), distance=15)
+    out, stop = io.StringIO(), threading.Event()
+    args = parse("--data", str(tmp_path / "web"), "--store", str(tmp_path / "m.db"), "--host", "127.0.0.1",
+                 "--port", "0")
+    result: list[int] = []
+    t = threading.Thread(target=lambda: result.append(web_command(args, out, stop=stop)))
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while "http://" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        url = out.getvalue().split()[4]
+        assert "no PIN set" in out.getvalue()
+        with urllib.request.urlopen(url + "api/state", timeout=5) as r:
+            assert [s["name"] for s in json.loads(r.read())["sides"]] == ["Ana", "Rui"]
+    finally:
+        stop.set()
+        t.join(10)
+    assert result == [0]
