@@ -70,14 +70,14 @@ def ball_errors(true: CameraModel, est: CameraModel, table, n: tuple[int, int] =
     return np.linalg.norm(est.image_to_table(true.table_to_image(g, r), r) - g, axis=1)
 
 
-def run(views: int, seed: int, size: tuple[int, int], table_name: str = "carom_match") -> dict:
+def run(views: int, seed: int, size: tuple[int, int], table_name: str = "carom_match", tell_lens: bool = True) -> dict:
     table = preset(table_name)
     rng = np.random.default_rng(seed)
     all_ball, all_corner, per_view, times, failures = [], [], [], [], []
     for i in range(views):
         cam, scene, desc = random_view(rng, table, size)
         img = render(cam, scene, seed=i)
-        lens = desc.split()[0]
+        lens = desc.split()[0] if tell_lens else None
         t0 = time.perf_counter()
         try:
             vc = calibrate_view(img, table, lens=lens)
@@ -156,15 +156,17 @@ def main() -> None:
     ap.add_argument("--size", default="1280x960")
     ap.add_argument("--table", default="carom_match")
     ap.add_argument("--real", action="store_true", help="the real views instead of rendered ones")
+    ap.add_argument("--no-lens", action="store_true", help="do not tell the calibration which lens it is")
     ap.add_argument("--overlays", default=None, help="with --real: write a silhouette overlay per view here")
     a = ap.parse_args()
     if a.real:
         real_views(a.overlays)
         return
     size = tuple(int(v) for v in a.size.split("x"))
-    res = run(a.views, a.seed, size, a.table)  # type: ignore[arg-type]
+    res = run(a.views, a.seed, size, a.table, tell_lens=not a.no_lens)  # type: ignore[arg-type]
     ball, corner, pv = res["ball"], res["corner"], res["per_view"]
-    print(f"views: {res['views']}, calibrated: {res['calibrated']}, {a.size}, table {a.table}")
+    print(f"views: {res['views']}, calibrated: {res['calibrated']}, {a.size}, table {a.table}"
+          f"{', lens not told' if a.no_lens else ''}")
     for f in res["failures"]:
         print(f"  failed: {f}")
     if not len(ball):
