@@ -129,3 +129,49 @@ def test_override_through_the_page_needs_the_pin(table, tmp_path: Path) -> None:
     sync_api.expect(page.locator("#controls")).to_be_visible()
     page.click("#undo")
     sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
+
+
+CLIP = ROOT / "fixtures" / "clips" / "arm_over_the_table.mp4"
+
+
+def test_wizard_drags_a_corner_and_saves(browser, tmp_path: Path) -> None:
+    from calibration.file import read_calibration
+    from device.web.wizard import CALIB_FILE, Wizard
+
+    store = MatchStore(tmp_path / "m.db")
+    data = tmp_path / "web"
+    app = WebApp(store.new_match("three_cushion", ("Ana", "Rui")), data,
+                 wizard=Wizard(str(CLIP), data, table="carom_match"))
+    app.pins.set(PIN)
+    server = app.serve("127.0.0.1", 0)
+    context = browser.new_context(viewport=PHONE, device_scale_factor=1)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(10000)  # the automatic calibration takes a second or two
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/wizard")
+        page.wait_for_selector("body[data-ready='1']")
+        sync_api.expect(page.locator("#found")).to_contain_text("Found carom_match")
+        auto = app.wizard.auto()["corners_px"]
+        handle = page.locator("circle[data-corner='0']")
+        box = handle.bounding_box()
+        svg = page.locator("#marks").bounding_box()
+        scale = 640 / svg["width"]  # image pixels per CSS pixel
+        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(cx, cy)
+        page.mouse.down()
+        page.mouse.move(cx + 10, cy + 6, steps=4)
+        page.mouse.up()
+        page.fill("#pin", PIN)
+        page.click("#login")
+        sync_api.expect(page.locator("#save")).to_be_visible()
+        screenshot(page, tmp_path, "wizard_phone.png")
+        page.click("#save")
+        sync_api.expect(page.locator("#message")).to_contain_text("Saved table.calib.json")
+        saved = read_calibration(data / CALIB_FILE).corners_px
+        # The dragged corner moved by the drag (in image pixels, give or take a pixel of pointer rounding).
+        assert abs(saved[0][0] - auto[0][0] - 10 * scale) < 1.5 and abs(saved[0][1] - auto[0][1] - 6 * scale) < 1.5
+        assert abs(saved[2][0] - auto[2][0]) < 0.05  # the others stayed
+    finally:
+        context.close()
+        app.close()
+        store.close()

@@ -1,7 +1,7 @@
 """``arbitro web``: set the table's PIN, or serve the store's unfinished match to phones on its own.
 
     arbitro web --data DIR --set-pin < pin.txt        # the PIN on one line of standard input
-    arbitro web --data DIR --store FILE [--host H] [--port N]
+    arbitro web --data DIR --store FILE [--host H] [--port N] [--source VIDEO --table PRESET]
 
 The live loop serves the same app in-process (``WebApp.publish`` from its board snapshots); this command is for a
 table whose match is kept by hand, and for trying the page out.
@@ -13,6 +13,7 @@ import argparse
 import getpass
 import sys
 import threading
+from pathlib import Path
 from typing import Any, TextIO
 
 EXIT_BAD_INPUT = 2
@@ -25,6 +26,9 @@ def add_web_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--store", default=None, metavar="FILE", help="the match store whose unfinished match to serve")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any free one)")
+    p.add_argument("--source", default=None, metavar="SPEC",
+                   help="a video file, picture or camera for the calibration wizard at /wizard (default: no wizard)")
+    p.add_argument("--table", default=None, help="the wizard's table preset (default: told from the view)")
     p.add_argument("--set-pin", action="store_true",
                    help="read the table's PIN (4-12 digits) from standard input, store its hash, and exit")
     p.set_defaults(run=web_command)
@@ -50,6 +54,7 @@ def web_command(args: argparse.Namespace, out: TextIO = sys.stdout, *, stop: thr
     if not args.store:
         return fail("--store FILE is needed to serve (or --set-pin to set the PIN)")
     from .server import WebApp
+    from .wizard import Wizard
 
     try:
         store = MatchStore(args.store)
@@ -63,7 +68,8 @@ def web_command(args: argparse.Namespace, out: TextIO = sys.stdout, *, stop: thr
         if live is None:
             return fail(f"{args.store}: no unfinished match to serve")
         try:
-            app = WebApp(live, args.data)
+            wizard = None if args.source is None else Wizard(args.source, Path(args.data), table=args.table)
+            app = WebApp(live, args.data, wizard=wizard)
             server = app.serve(args.host, args.port)
         except OSError as exc:
             return fail(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})")

@@ -11,6 +11,9 @@ time for a handful of routes. Routes:
     POST /api/login        {"pin"} -> a session cookie (HttpOnly, SameSite=Strict) and the session's CSRF token
     POST /api/logout
     POST /api/control      a control record (DESIGN.md section 5), with the session cookie and X-CSRF-Token
+    GET  /wizard           the calibration wizard (when the app has a source): /api/wizard is the automatic
+                           calibration, /wizard/still.png and /wizard/overlay.png its pictures, and
+    POST /api/wizard/save  {"corners"} (PIN and CSRF as for controls) writes the data folder's table.calib.json
 
 Nothing else is writable, and no request path is joined to a file-system path.
 """
@@ -35,6 +38,7 @@ from rules.errors import LogError
 from ..store import LiveMatch, StoreError
 from .auth import PinStore, RateLimiter, Sessions
 from .state import board_state
+from .wizard import Wizard, WizardError
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +53,8 @@ STATIC: Mapping[str, tuple[str, str]] = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/app.css": ("app.css", "text/css; charset=utf-8"),
+    "/wizard": ("wizard.html", "text/html; charset=utf-8"),
+    "/wizard.js": ("wizard.js", "text/javascript; charset=utf-8"),
 }
 
 SECURITY_HEADERS = {
@@ -74,8 +80,9 @@ class WebApp:
 
     def __init__(self, live: LiveMatch, data_dir: str | Path, *, lock: threading.RLock | None = None,
                  clock: Callable[[], float] = time.monotonic, login_limit: int = 5,
-                 login_window: float = 60.0) -> None:
+                 login_window: float = 60.0, wizard: Wizard | None = None) -> None:
         self.live = live
+        self.wizard = wizard  # the calibration wizard (/wizard), when the app was given a source
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.lock = lock or threading.RLock()
@@ -261,14 +268,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         self._route({"/events": self._events, "/api/state": self._get_state, "/api/session": self._get_session,
-                     "/diagram/last.png": self._get_diagram})
+                     "/diagram/last.png": self._get_diagram, "/api/wizard": self._get_wizard,
+                     "/wizard/still.png": self._get_still, "/wizard/overlay.png": self._get_overlay})
 
     def do_HEAD(self) -> None:  # noqa: N802
         self.do_GET()
 
     def do_POST(self) -> None:  # noqa: N802
         self._read_body()
-        self._route({"/api/login": self._login, "/api/logout": self._logout, "/api/control": self._control})
+        self._route({"/api/login": self._login, "/api/logout": self._logout, "/api/control": self._control,
+                     "/api/wizard/save": self._save_wizard})
 
     def _read_body(self) -> None:
         """Read the whole request body before routing: an answer given without reading it (a 401, say) would
@@ -377,12 +386,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.app.sessions.drop(self._session_id())
         self._json(200, {"ok": True}, {"Set-Cookie": f"{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"})
 
-    def _control(self) -> None:
+    def _require_session(self) -> None:
+        """Every write: a live session (the PIN) and its CSRF token in the header."""
         sid = self._session_id()
         if self.app.sessions.csrf_for(sid) is None:
             raise _BadRequest(401, "log in with the table's PIN first")
         if not self.app.sessions.valid(sid, self.headers.get(CSRF_HEADER)):
             raise _BadRequest(403, f"missing or wrong {CSRF_HEADER} header")
+
+    def _control(self) -> None:
+        self._require_session()
         body = self._body()
         try:
             state = self.app.apply_control(body)
@@ -391,3 +404,37 @@ class _Handler(BaseHTTPRequestHandler):
         except StoreError as exc:
             raise _BadRequest(503, str(exc)) from None
         self._json(200, {"ok": True, "state": state})
+
+    # --- the calibration wizard -----------------------------------------------------------------------------------
+
+    def _wizard(self) -> Wizard:
+        if self.app.wizard is None:
+            raise _BadRequest(404, "no calibration source was given to this app (arbitro web --source)")
+        return self.app.wizard
+
+    def _get_wizard(self) -> None:
+        try:
+            self._json(200, self._wizard().auto())
+        except WizardError as exc:
+            raise _BadRequest(422, str(exc)) from None
+
+    def _get_still(self) -> None:
+        try:
+            self._send(200, self._wizard().still_png(), "image/png")
+        except WizardError as exc:
+            raise _BadRequest(422, str(exc)) from None
+
+    def _get_overlay(self) -> None:
+        png = self._wizard().overlay_png()
+        if png is None:
+            raise _BadRequest(404, "no calibration drawn yet")
+        self._send(200, png, "image/png")
+
+    def _save_wizard(self) -> None:
+        wizard = self._wizard()
+        self._require_session()
+        body = self._body()
+        try:
+            self._json(200, wizard.save(body))
+        except (LogError, WizardError) as exc:
+            raise _BadRequest(400 if isinstance(exc, LogError) else 422, str(exc)) from None
