@@ -188,6 +188,10 @@ def test_bad_requests_get_json_errors(table) -> None:
         assert status == 404 and "error" in body
     assert request(base, "/diagram/last.png")[0] == 404  # no shot yet
     assert request(base, "/api/state", {"x": 1})[0] == 404  # nothing else is writable
+    head = urllib.request.Request(base + "/events", method="HEAD")
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(head, timeout=2)
+    assert exc.value.code == 405
 
 
 def test_refused_post_leaves_a_kept_alive_connection_usable(table) -> None:

@@ -272,6 +272,9 @@ class _Handler(BaseHTTPRequestHandler):
                      "/wizard/still.png": self._get_still, "/wizard/overlay.png": self._get_overlay})
 
     def do_HEAD(self) -> None:  # noqa: N802
+        if urlsplit(self.path).path == "/events":  # a stream has no head; answering would hold the thread
+            self._error(405, "GET the event stream")
+            return
         self.do_GET()
 
     def do_POST(self) -> None:  # noqa: N802
