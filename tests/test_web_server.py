@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
-import threading
 import time
 import urllib.error
 import urllib.request

@@ -24,7 +24,6 @@ import json
 import logging
 import threading
 import time
-from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
