@@ -106,9 +106,12 @@ def test_override_needs_the_pin_and_is_stored(table) -> None:
     assert status == 401 and "PIN" in body["error"]
     assert store.export_log(live.id) == before and live.summary()["score"]["B"] == 1
 
+    told = []
+    app.after_control = told.append  # the live loop's hook to redraw the device display
     cookie, csrf = login(base)
     status, _, body = request(base, "/api/control", OVERRIDE, cookie=cookie, csrf=csrf)
     assert status == 200, body
+    assert [c.kind for c in told] == ["override"]
     # The override replaces the last shot's points (B had 1 from earlier shots, 0 on the last): 1 + 3.
     assert body["state"]["summary"]["score"]["B"] == 4 == live.summary()["score"]["B"]
     last = json.loads(store.export_log(live.id).splitlines()[-1])

@@ -82,6 +82,9 @@ class WebApp:
                  login_window: float = 60.0, wizard: Wizard | None = None) -> None:
         self.live = live
         self.wizard = wizard  # the calibration wizard (/wizard), when the app was given a source
+        # Called (in the request's thread, after the append) when a control changed the match, so the live loop
+        # can redraw the device's own display too; the phones are already published to.
+        self.after_control: Callable[[Control], None] | None = None
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.lock = lock or threading.RLock()
@@ -164,6 +167,8 @@ class WebApp:
             last = self.live.last_verdict
             verdict, summary = (None if last is None else last.to_dict()), self.live.summary()
         self.publish(verdict, summary)
+        if self.after_control is not None:
+            self.after_control(control)
         return self.state()
 
     # --- serving --------------------------------------------------------------------------------------------------
