@@ -261,7 +261,7 @@ def _profile_edges(grads: tuple[np.ndarray, np.ndarray], points: np.ndarray, nor
         # nose, with ``reach``: a bright rail would drown a faint nose).
         near = grad[:, :int(np.searchsorted(offs, half)) + 1]
         peak = (grad[:, 1:-1] >= grad[:, :-2]) & (grad[:, 1:-1] >= grad[:, 2:]) \
-            & (grad[:, 1:-1] > np.maximum(0.25 * near.max(axis=1, keepdims=True), 4.0))
+            & (grad[:, 1:-1] > np.maximum(0.1 * near.max(axis=1, keepdims=True), 3.0))
         if skip_bright_lines is not None:
             score_img, light_img, l_cloth = skip_bright_lines
             sp = cv2.remap(score_img, sx, sy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
