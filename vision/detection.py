@@ -127,11 +127,17 @@ class BallDetector:
         """The empty-table model from still frames of the empty table."""
         return BackgroundModel.from_frames(frames, self.scale)
 
-    def background_without_empty_table(self, frame: np.ndarray, rounds: int = 4) -> BackgroundModel:
+    def background_without_empty_table(self, frame: np.ndarray, rounds: int = 4,
+                                       around_candidates: bool = True) -> BackgroundModel:
         """An empty-table model from a frame with balls on it. The cloth is first estimated by a wide median
         (a ball is small against it); whatever differs from it is painted over from the surrounding cloth; and
         again against the result, since a tight cluster of balls (a rack) survives the median and is uncovered
-        from its edge inwards, one round at a time."""
+        from its edge inwards, one round at a time.
+
+        ``around_candidates``: paint only discs round ball candidates (best on the real frames, whose projector
+        halo rings must stay). False: paint everything that differs wherever a ball's outline can be: a cue or
+        a hand on the cloth in the first frames, and each ball's soft shadow, are painted out too, so they leave
+        no ghost when they move (the replay of a clip that starts with its balls on the table)."""
         small = cv2.resize(frame, (frame.shape[1] // self.scale, frame.shape[0] // self.scale),
                            interpolation=cv2.INTER_AREA)
         k = 2 * int(3 * self.radius_low) + 1
@@ -142,8 +148,17 @@ class BallDetector:
         y0, x0 = self.window[0].start, self.window[1].start
         grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * int(0.5 * self.radius_low) + 1,) * 2)
         painted = np.zeros(frame.shape[:2], np.uint8)
+        # Only where a ball's outline can be: painting over the cushions would bleed the rails' colour in.
+        outlines = self._polygon_mask(self.geometry.play_area_polygon(-self.table.ball_radius,
+                                                                      z=self.table.ball_radius)).astype(np.uint8)
         for _ in range(rounds):
             fg = self.foreground(frame, model)
+            if not around_candidates:
+                low = cv2.dilate((fg > 0.35).astype(np.uint8), grow) & outlines
+                full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
+                painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
+                model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
+                continue
             # Only around ball candidates, a little beyond their edge: painting every pixel that differs from the
             # rough estimate would also paint the cushions' faces by the pockets, bleeding the rails' colour into
             # the cloth there; and a wider disc takes its paint from whatever lies round the ball (on the real

@@ -29,7 +29,7 @@ class FrameDetector:
         self.balls = BallDetector(camera, table)
         median = np.median(np.stack(still_frames[:15]), axis=0).astype(np.uint8) if len(still_frames) > 1 \
             else still_frames[0]
-        self.background = self.balls.background_without_empty_table(median)
+        self.background = self.balls.background_without_empty_table(median, rounds=3, around_candidates=False)
         self.identity = BallIdentifier.for_discipline(discipline, reds=int(options.get("reds", 15)))
         self.rate = background_rate
         self.update_every = update_every
