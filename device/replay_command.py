@@ -70,16 +70,21 @@ def _calibration(video: str, calib: str | None, discipline: str):
 
 
 def _self_calibrate(video: str, discipline: str):
-    """No calibration given: find the table in the clip's first still frames, and say so."""
-    try:
-        from calibration.auto import calibrate_source  # type: ignore[attr-defined]
-    except ImportError:
-        raise ReplayError("no --calib given and automatic calibration is not available: run "
-                          "'arbitro calibrate' first") from None
-    try:
-        calib = calibrate_source(video, discipline=discipline)
-    except Exception as exc:  # the calibration's own one-line reason
-        raise ReplayError(f"no --calib given and the table could not be found in the clip: {exc}") from None
+    """No calibration given: find the table in the clip's first still frames (as ``arbitro calibrate`` does),
+    and say so."""
+    import tempfile
+
+    from .calibrate_command import CalibrateError, run_calibrate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "auto.calib.json")
+        args = argparse.Namespace(source=video, out=out, table=None, discipline=discipline, lens=None,
+                                  intrinsics=None, corners=None, overlay=None, frames=9)
+        try:
+            run_calibrate(args)
+            calib = read_calibration(out)
+        except (CalibrateError, CalibrationFileError) as exc:
+            raise ReplayError(f"no --calib given and the table could not be found in the clip: {exc}") from None
     print("arbitro replay: no --calib given; calibrated from the clip's first frames", file=sys.stderr)
     return calib, "auto (first frames of the clip)"
 
