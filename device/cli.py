@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_calibrate_parser(sub)
     add_replay_parser(sub)
     add_run_parser(sub)
+    from device.web.command import add_web_parser
+    add_web_parser(sub)
     return parser
 
 

@@ -135,10 +135,15 @@ class LiveLoop:
                  frame_queue: int = 4, output_queue: int = 8, max_fps: float = 10.0,
                  clock: Callable[[], float] = time.monotonic, poll: float = 0.05, max_gap_s: float = 0.1,
                  new_match: Callable[[LiveMatch], LiveMatch] | None = None,
-                 renderer: Callable[[BoardView, tuple[int, int]], np.ndarray] = render) -> None:
+                 renderer: Callable[[BoardView, tuple[int, int]], np.ndarray] = render,
+                 web: Any = None, lock: threading.RLock | None = None) -> None:
         self.source = source
         self.processor = processor
         self.match = match
+        # The phones' web app (device.web.WebApp), told of every board; it appends controls to the same match, so
+        # both append under one lock.
+        self.web = web
+        self.lock = lock or threading.RLock()
         self.display = display
         self.light = light
         self.board_size = display.size or board_size
@@ -319,7 +324,8 @@ class LiveLoop:
                 record = dataclasses.replace(record, confidence=0.0,
                                              notes=record.notes + (f"frames lost during the shot ({why})",))
         try:
-            verdict = self.match.append(record)
+            with self.lock:
+                verdict = self.match.append(record)
         except LogError as exc:
             self.stats.rejected.append(str(exc))
             return
@@ -341,6 +347,9 @@ class LiveLoop:
                       self._camera_lost_at is not None, self._shot_running, self._acknowledged,
                       self.match.info.players)
         self.stats.boards_dropped += _offer(self._outputs, board)
+        if self.web is not None:  # cheap, never waits on a phone
+            self.web.publish(board.verdict, board.summary,
+                             "CAMERA LOST - NOT REFEREEING" if board.camera_lost else None)
 
     # --- outputs --------------------------------------------------------------------------------------------------
 

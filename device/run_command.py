@@ -63,6 +63,11 @@ def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
                      help="the foul light: a GPIO number, rgb (the config's three pins), or none "
                           "(default: the config's [led])")
     run.add_argument("--config", default=None, metavar="FILE", help="the device configuration (TOML)")
+    run.add_argument("--web", default=None, metavar="HOST:PORT",
+                     help="serve the scoreboard and the referee's controls to phones (e.g. 0.0.0.0:8080); "
+                          "the PIN is set with 'arbitro web --data DIR --set-pin'")
+    run.add_argument("--web-data", default=None, metavar="DIR",
+                     help="the web app's data folder (its PIN), default: beside the store")
     run.set_defaults(run=run_command)
     return run
 
@@ -129,7 +134,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     calibration = _read_calibration(args.calib)
     with MatchStore(args.store or config.store.path) as store:
         live = _match(store, args.discipline, players, args.distance, options, calibration.table)
-        stats, summary = _live(config, spec, args.display, led, calibration, live, store, make_processor)
+        stats, summary = _live(config, spec, args.display, led, calibration, live, store, make_processor,
+                               args.web, args.web_data)
     out.write(json.dumps({"live": stats.to_dict(), "match": summary}, separators=(",", ":")) + "\n")
     if stats.error:
         print(f"arbitro run: stopped: {stats.error}", file=sys.stderr)
@@ -161,8 +167,27 @@ def _match(store: MatchStore, discipline: str, players: tuple[str, str], distanc
     return store.open_match(pending.id)
 
 
+def _web_app(spec: str | None, data: str | None, live: LiveMatch, store: MatchStore) -> Any:
+    """The phones' web app on ``HOST:PORT``, serving in its own thread, or None."""
+    if spec is None:
+        return None
+    host, sep, port = spec.rpartition(":")
+    if not sep or not port.isdigit():
+        raise RunError(f"--web {spec}: give HOST:PORT, e.g. 0.0.0.0:8080")
+    from .web import WebApp
+    folder = Path(data) if data else Path(store.path).resolve().parent / "web"
+    app = WebApp(live, folder)
+    try:
+        app.serve(host or "0.0.0.0", int(port))
+    except OSError as exc:
+        raise RunError(f"--web {spec}: cannot listen there ({exc.strerror or exc})") from None
+    print(f"arbitro run: scoreboard on http://{host or '0.0.0.0'}:{port}/", file=sys.stderr)
+    return app
+
+
 def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, calibration: Any,
-          live: LiveMatch, store: MatchStore, make_processor: Callable[..., Any]) -> tuple[Any, dict]:
+          live: LiveMatch, store: MatchStore, make_processor: Callable[..., Any],
+          web_spec: str | None = None, web_data: str | None = None) -> tuple[Any, dict]:
     cam = config.camera
     source = open_source(spec, mode=cam.mode, exposure_us=cam.exposure_us, analogue_gain=cam.analogue_gain,
                          stream=cam.stream, camera_num=cam.camera_num, frame_timeout_s=cam.frame_timeout_ms / 1000.0,
@@ -184,10 +209,11 @@ def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, c
     with open_display(display_spec, framebuffer=config.display.framebuffer) as display, source:
         size = display.size or (config.display.width, config.display.height)
         processor = make_processor(calibration, live, tuple(calibration.camera.image_size))
+        web = _web_app(web_spec, web_data, live, store)
         loop = LiveLoop(source, processor, live, display=display, light=light, board_size=size,
                         frame_queue=config.queues.frames, output_queue=config.queues.outputs,
                         max_fps=config.display.max_fps, max_gap_s=cam.max_gap_ms / 1000.0,
-                        new_match=next_game)
+                        new_match=next_game, web=web, lock=None if web is None else web.lock)
         buttons = _buttons(config, loop)
         previous = {s: signal.signal(s, lambda *_: loop.stop()) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
@@ -199,6 +225,8 @@ def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, c
                 buttons.close()
             if light is not None:
                 light.close()
+            if web is not None:
+                web.close()
     return stats, loop.match.summary()
 
 

@@ -34,3 +34,42 @@ def test_live_loop_at_real_time_gives_the_replays_verdicts(tmp_path: Path) -> No
     assert live["live"]["verdicts"] == sum(1 for v in replay.verdicts if v is not None)
     assert live["match"] == replay.match
     assert (tmp_path / "board.png").is_file()
+
+
+@pytest.mark.skipif(not (CLIP.parent / "ball_off_the_table.mp4").is_file(), reason="fixture clip missing")
+def test_the_live_run_serves_its_board_to_phones(tmp_path: Path) -> None:
+    """arbitro run --web: the page's state follows the match (read while the run goes on)."""
+    import socket
+    import threading
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    calib = str(CLIP) + ".calib.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "device", "run", "--camera", f"file:{CLIP}.mp4", "--calib", calib,
+         "--discipline", "three_cushion", "--players", "Ana,Rui", "--store", str(tmp_path / "m.db"),
+         "--web", f"127.0.0.1:{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    states = []
+
+    def poll() -> None:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=2) as r:
+                    states.append(json.loads(r.read()))
+            except OSError:
+                pass
+            time.sleep(0.1)
+
+    t = threading.Thread(target=poll)
+    t.start()
+    out, err = proc.communicate(timeout=120)
+    t.join()
+    assert proc.returncode == 0, err
+    final = json.loads(out.splitlines()[-1])["match"]
+    assert states, "the page was never served"
+    # The last board the page served is the match the run ended with: the foul of the clip included.
+    assert states[-1]["summary"] == final and states[-1]["verdict"]["foul"]["code"] == "off_table"
