@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn, Sequence, TextIO
@@ -105,3 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug, or bad input nothing above names: still one line (ARBITRO_DEBUG=1 shows all)
+        if os.environ.get("ARBITRO_DEBUG"):
+            raise
+        print(f"arbitro: internal error ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+              f"set ARBITRO_DEBUG=1 for the details", file=sys.stderr)
+        return 1

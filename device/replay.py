@@ -95,6 +95,11 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
                 pending.append(frame)
             if not warm:
                 raise ReplayError(f"{settings.video}: no frames could be decoded")
+            h, w = warm[0].shape[:2]
+            cw, ch = settings.calibration.camera.image_size
+            if (w, h) != (cw, ch):
+                raise ReplayError(f"{settings.video} is {w}x{h} but the calibration ({settings.calibration_source}) "
+                                  f"was made at {cw}x{ch}: calibrate this camera's view")
             detector = make_detector(settings.calibration, settings.discipline, balls, warm)
             pipeline = VisionPipeline(detector, balls, referee.table, cue_ball=match.cue_ball,
                                       lookalikes=lookalikes_for(settings.discipline))

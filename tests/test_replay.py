@@ -74,6 +74,8 @@ def test_the_replay_command_writes_its_report_log_video_and_diagrams(tmp_path: P
       "--calib", str(CLIPS / "three_cushion_point_and_miss.calib.json")], "cannot open the video"),
     (["replay", str(CLIPS / "three_cushion_point_and_miss.mp4"), "--discipline", "three_cushion", "--calib",
       str(CLIPS / "three_cushion_point_and_miss.scenario.json")], "calibration"),
+    (["replay", str(CLIPS / "bilhar_break.mp4"), "--discipline", "bilhar", "--calib",
+      str(CLIPS / "three_cushion_point_and_miss.calib.json")], "was made at 640x480"),
 ])
 def test_bad_replay_input_is_one_line_and_exit_2(args, words):
     proc = subprocess.run([sys.executable, "-m", "device", *args], capture_output=True, text=True, cwd=ROOT,
