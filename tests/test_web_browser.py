@@ -131,6 +131,23 @@ def test_override_through_the_page_needs_the_pin(table, tmp_path: Path) -> None:
     sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
 
 
+def test_the_other_controls_are_built_with_their_fields(table) -> None:
+    """choose_group and ball_in_hand from the page reach the referee whole: a three-cushion match refuses them
+    as controls of another game (had a field been lost, the record's own check would have named it)."""
+    app, live, store, page = table
+    page.locator("#referee summary").click()
+    page.fill("#pin", PIN)
+    page.click("#login")
+    sync_api.expect(page.locator("#controls")).to_be_visible()
+    before = store.export_log(live.id)
+    for kind, arg in (("choose_group", "a low"), ("ball_in_hand", "100, 200")):
+        page.select_option("#other-kind", kind)
+        page.fill("#other-arg", arg)
+        page.click("#other")
+        sync_api.expect(page.locator("#message")).to_contain_text(f"'{kind}' is not a control of three_cushion")
+    assert store.export_log(live.id) == before
+
+
 CLIP = ROOT / "fixtures" / "clips" / "arm_over_the_table.mp4"
 
 

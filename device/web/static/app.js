@@ -103,6 +103,13 @@
       const rec = { control: kind };
       if (kind === "concede" || kind === "first_player") { if (arg) rec.side = arg.toUpperCase(); }
       else if (kind === "nominate" || kind === "free_ball") rec.ball = arg;
+      else if (kind === "choose_group") {  // "A low" or "B high" (bilhar Art. 4.3)
+        const [side, group] = arg.split(/\s+/);
+        rec.side = (side || "").toUpperCase(); rec.group = (group || "").toLowerCase();
+      } else if (kind === "ball_in_hand") {  // "x,y" in table mm, optionally "ball x,y" (Chapó)
+        const m = arg.match(/^(?:(\S+)\s+)?(-?[\d.]+)\s*,\s*(-?[\d.]+)$/);
+        if (m) { if (m[1]) rec.ball = m[1]; rec.at = [Number(m[2]), Number(m[3])]; }
+      }
       control(rec);
     });
   }
