@@ -23,6 +23,7 @@ import numpy as np
 from calibration.file import read_calibration
 from device.replay import ReplaySettings, run_replay
 from device.replay_command import make_detector
+from rules.balls import CAROM_DISCIPLINES
 from rules.controls import Control
 from rules.errors import LogError
 from rules.events import EventType
@@ -61,11 +62,10 @@ def match_contacts(truth, found, tol_s: float = 0.02) -> tuple[list[float], int,
 
 def verdict_of(discipline: str, table, shot) -> tuple | str:
     """The verdict of one shot from the opening state, the side to play being whoever owns the struck ball."""
-    match = Match(referee_for(discipline, table=table, options={"mid_game": "true"}
-                              if discipline in ("three_cushion", "one_cushion", "free_game") or
-                              discipline.startswith("balkline") else {}))
+    carom = discipline in CAROM_DISCIPLINES
+    match = Match(referee_for(discipline, table=table, options={"mid_game": "true"} if carom else {}))
     try:
-        if shot.cue_ball in ("white", "2") and match.referee.next_shooter(match.state) == "A":
+        if carom and shot.cue_ball == "white":
             match.feed(Control("first_player", {"side": "B"}))
         v = match.feed(shot)
     except LogError as exc:
@@ -144,7 +144,7 @@ def main() -> None:
               f"p99 {np.percentile(rest_err, 99):.2f} mm, max {max(rest_err):.2f} mm ({len(rest_err)} balls)")
     print(f"  identity: the two whites taken for each other in {swaps} of {compared} shots (counted apart)")
     print(f"  verdict from vision == verdict from truth: {same}/{compared} ({same / max(compared, 1):.1%})")
-    print(f"  per-frame stages (median ms): " + ", ".join(f"{k} {v:.2f}" for k, v in med.items()))
+    print("  per-frame stages (median ms): " + ", ".join(f"{k} {v:.2f}" for k, v in med.items()))
     print(f"  time: render {render_s:.0f} s, replay {replay_s:.0f} s")
     for d in differing[:10]:
         print("  differs:", json.dumps(d))

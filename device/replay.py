@@ -28,7 +28,7 @@ from rules.verdict import Verdict
 from vision.live import balls_for, lookalikes_for
 from vision.pipeline import Detector, VisionPipeline
 
-from .sources import Gap, SourceError, VideoFileSource
+from .sources import SourceError, VideoFileSource
 
 DetectorFactory = Callable[[Calibration, str, tuple[str, ...], list[np.ndarray]], Detector]
 

@@ -16,7 +16,7 @@ from calibration.file import CalibrationFileError, read_calibration
 from rules.balls import DISCIPLINES
 from rules.match import parse_options
 
-from .replay import ReplayError, ReplaySettings, report_dict, run_replay, write_outputs
+from .replay import ReplayError, ReplaySettings, run_replay, write_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_CLIP = ROOT / "fixtures" / "clips" / "three_cushion_point_and_miss.mp4"

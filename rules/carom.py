@@ -139,8 +139,7 @@ class CaromReferee:
         foul = original.foul
         if "foul" in control.fields:
             f = control.fields["foul"]
-            foul = None if f is None else Foul(str(f["code"]), str(f.get("article", "referee")),
-                                               int(f.get("penalty", 0)), f.get("to", other_side(before.shooter)))
+            foul = None if f is None else Foul.from_override(f, penalty=0, to=other_side(before.shooter))
         keeps = original.keeps if "turn" not in control.fields else control.fields["turn"] == "keeps"
         reason = control.get("reason", original.reason)
         amended = Outcome(points, foul, keeps, reason, original.zone_counts if keeps else {})

@@ -330,8 +330,7 @@ class SinucaReferee:
             if f is None:
                 foul, fouls = None, ()
             else:
-                foul = Foul(str(f["code"]), str(f.get("article", "referee")), int(f.get("penalty", 4)),
-                            f.get("to", other_side(shooter)))
+                foul = Foul.from_override(f, penalty=4, to=other_side(shooter))
                 fouls = (FoulCall(foul.code, foul.article, MAX, foul.penalty),)
         if "points" in control.fields:
             given = control.fields["points"]

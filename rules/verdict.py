@@ -18,6 +18,13 @@ class Foul:
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "article": self.article, "penalty": self.penalty, "to": self.to}
 
+    @classmethod
+    def from_override(cls, given: Mapping[str, Any], *, penalty: int, to: str) -> "Foul":
+        """The foul an ``override`` control names: its code, and the article, penalty and beneficiary it gives,
+        else the discipline's defaults."""
+        return cls(str(given["code"]), str(given.get("article", "referee")), int(given.get("penalty", penalty)),
+                   given.get("to", to))
+
 
 @dataclass(frozen=True)
 class Respot:

@@ -60,6 +60,7 @@ class _Finder:
         self.r = table.ball_radius
         self.dt = paths.frame_dt
         self.seen = paths.seen
+        self.speed = _speeds(paths)  # (B, M) mm/s, used by every stage: computed once
 
     # --- the whole shot -----------------------------------------------------------------------------------------
 
@@ -94,11 +95,11 @@ class _Finder:
     # --- ball-ball ----------------------------------------------------------------------------------------------
 
     def ball_ball(self) -> list[Event]:
-        xy, t = self.p.xy, self.p.t
+        xy = self.p.xy
         d_ball = 2 * self.r
         out: list[Event] = []
         n = len(self.p.balls)
-        speed = self._speeds()
+        speed = self.speed
         for i in range(n):
             for j in range(i + 1, n):
                 dist = np.linalg.norm(xy[i] - xy[j], axis=1)  # NaN where either is unseen
@@ -150,9 +151,9 @@ class _Finder:
     # --- cushions -----------------------------------------------------------------------------------------------
 
     def cushions(self) -> list[Event]:
-        xy, t = self.p.xy, self.p.t
+        xy = self.p.xy
         w, l = self.table.width, self.table.length
-        speed = self._speeds()
+        speed = self.speed
         out: list[Event] = []
         for b, ball in enumerate(self.p.balls):
             x, y = xy[b, :, 0], xy[b, :, 1]
@@ -255,7 +256,7 @@ class _Finder:
         return big_m
 
     def moving_at(self, t_strike: float, exclude: str | None) -> tuple[str, ...]:
-        speed = self._speeds()
+        speed = self.speed
         k = int(np.searchsorted(self.p.t, t_strike))
         k = min(max(k, 0), len(self.p.t) - 1)
         threshold = self.c.moving_mm_s
@@ -307,17 +308,15 @@ class _Finder:
 
     # --- helpers ------------------------------------------------------------------------------------------------
 
-    def _speeds(self) -> np.ndarray:
-        """(B, M) speed in mm/s from neighbouring frames (0 where unknown)."""
-        if not hasattr(self, "_speed_cache"):
-            xy, t = self.p.xy, self.p.t
-            v = np.zeros(xy.shape[:2])
-            if len(t) > 2:
-                d = np.linalg.norm(xy[:, 2:] - xy[:, :-2], axis=2) / (t[2:] - t[:-2])
-                v[:, 1:-1] = d
-                v[:, 0], v[:, -1] = v[:, 1], v[:, -2]
-            self._speed_cache = np.nan_to_num(v)
-        return self._speed_cache
+
+def _speeds(paths: Paths) -> np.ndarray:
+    """(B, M) speed in mm/s from neighbouring frames (0 where unknown)."""
+    xy, t = paths.xy, paths.t
+    v = np.zeros(xy.shape[:2])
+    if len(t) > 2:
+        v[:, 1:-1] = np.linalg.norm(xy[:, 2:] - xy[:, :-2], axis=2) / (t[2:] - t[:-2])
+        v[:, 0], v[:, -1] = v[:, 1], v[:, -2]
+    return np.nan_to_num(v)
 
 
 def _local_minima(d: np.ndarray) -> list[int]:
