@@ -5,7 +5,6 @@ device builds it from frames in which the balls sit in different places."""
 from __future__ import annotations
 
 import cv2
-import numpy as np
 import pytest
 
 from tests import real_snooker_frames as real

@@ -10,7 +10,7 @@ import pytest
 
 from calibration.camera import CameraModel
 from rules.tables import DEFAULT_PRESET, preset
-from tests.vision_scenes import BallSpec, Scene, empty_frame, render
+from tests.vision_scenes import BallSpec, Scene, render
 from vision.crop_classifier import MODELS, PATCH, CropClassifier, ball_patches
 from vision.detection import BallDetector
 from vision.identity import BallIdentifier
