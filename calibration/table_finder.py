@@ -163,6 +163,25 @@ _BORDER_ADVICE = {
 }
 
 
+_OPPOSITE = {"top": "bottom", "bottom": "top", "left": "right", "right": "left"}
+
+
+def border_advice(edges: Sequence[str], what: str = "cloth") -> str:
+    """One line naming every picture edge the table runs off and what to move: one edge, or two adjacent ones,
+    are mended by tilting or panning; two opposite edges only by a wider view (raise the camera or zoom out)."""
+    edges = list(dict.fromkeys(edges))
+    tail = {"corner": f" ({'a corner' if len(edges) == 1 else 'corners'} of the table at the picture's edge)",
+            "cloth": " (the whole cloth must be in view)"}[what]
+    if len(edges) == 1:
+        return _BORDER_ADVICE[edges[0]] + tail
+    names = " and the ".join(edges)
+    if any(_OPPOSITE[e] in edges for e in edges):
+        return (f"the table runs off the {names} of the picture: raise the camera or widen the view (zoom out), "
+                f"then tilt or pan the camera to centre it" + tail)
+    moves = " and ".join(_BORDER_ADVICE[e].split(": ")[1].removesuffix(" or raise it") for e in edges)
+    return f"the table runs off the {names} of the picture: {moves}, or raise it" + tail
+
+
 def _check_in_view(filled: np.ndarray) -> str | None:
     """The picture border the cloth region runs off (the advice is given later, if the nose is not in view
     there either: a cushion's top may be cut off while its nose is still seen)."""
@@ -363,11 +382,14 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     cpts = max(cnts, key=cv2.contourArea).reshape(-1, 2).astype(np.float64)
     # The region's own corners (the contour points nearest the quad's corners, which may lie outside a rounded,
     # fisheye region) must not be on the picture's edge.
+    cut: list[str] = []
     for x, y in (cpts[int(np.argmin(np.linalg.norm(cpts - q, axis=1)))] for q in coarse_quad):
         gaps = {"left": x, "right": sw0 - 1 - x, "top": y, "bottom": sh0 - 1 - y}
-        edge = min(gaps, key=gaps.get)  # type: ignore[arg-type]
-        if gaps[edge] < 2:  # a corner of the cloth at the picture's edge: the corner itself is not seen
-            raise TableNotFound(_BORDER_ADVICE[edge] + " (a corner of the table is at the picture's edge)")
+        # A corner of the cloth at the picture's edge: the corner itself is not seen. A corner in the picture's
+        # own corner is cut by both edges.
+        cut += [e for e in sorted(gaps, key=gaps.get) if gaps[e] < 2 and e not in cut]  # type: ignore[arg-type]
+    if cut:
+        raise TableNotFound(border_advice(cut, "corner"))
     quad = order_corners(coarse_quad * scale + (scale - 1) / 2)
     contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     contour = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(np.float64)
