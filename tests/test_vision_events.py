@@ -132,3 +132,46 @@ def test_balls_still_rolling_when_the_cue_strikes_are_listed():
     # The red was rolling before the window opened: not a strike, but moving when the cue struck the spot white.
     assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot")]
     assert ev.moving_at_strike == ("red",)
+
+
+def rolling_path(t, p0, v0, t0, decel=300.0):
+    """A ball struck at ``t0`` to ``v0`` (mm/s), rolling to a stop at ``decel`` mm/s^2 along a straight line."""
+    v0 = np.asarray(v0, dtype=float)
+    speed = float(np.linalg.norm(v0))
+    s = np.clip(t - t0, 0.0, speed / decel)
+    along = speed * s - 0.5 * decel * s * s
+    return np.asarray(p0, dtype=float) + (v0 / speed) * along[:, None]
+
+
+def test_a_ball_slid_by_hand_and_put_down_dead_was_touched_not_struck():
+    """A free ball rolls to a stop; one at a hand's pace until the frame it is still was carried (the red moved
+    by a hand between shots must not read as the red struck: a wrong-ball foul)."""
+    t = np.arange(0, 3.0, 1 / 30)
+    hand = straight_path(t, (710.0, 2130.0), (270.0, 243.0), 0.5)
+    hand[t > 1.2] = hand[np.searchsorted(t, 1.2)]  # let go at once where it was slid to
+    still = [straight_path(t, (300.0, 400.0), (0.0, 0.0)), straight_path(t, (1100.0, 500.0), (0.0, 0.0))]
+    ev = find_events(Paths(("red", "spot", "white"), t, np.stack([hand] + still)), CAROM)
+    assert [(e.type, e.ball) for e in ev.events] == [(EventType.TOUCHED, "red")]
+
+
+def test_a_struck_ball_rolling_to_a_stop_is_not_taken_for_a_carried_one():
+    t = np.arange(0, 4.0, 1 / 30)
+    cue = rolling_path(t, (300.0, 400.0), (0.0, 600.0), 0.5)
+    still = [straight_path(t, (1100.0, 500.0), (0.0, 0.0)), straight_path(t, (710.0, 2130.0), (0.0, 0.0))]
+    ev = find_events(Paths(("spot", "white", "red"), t, np.stack([cue] + still)), CAROM)
+    assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot")]
+
+
+@pytest.mark.parametrize("strikers, second", [(("white", "spot"), EventType.STRIKE), ((), EventType.TOUCHED)])
+def test_the_other_sides_ball_set_off_while_the_first_rolls_is_a_strike_of_its_own(strikers, second):
+    """B strikes the white while A's spot still rolls: a second strike (the next shot started early) with the
+    spot moving at it. Without the discipline's strikers the same path is a touch."""
+    t = np.arange(0, 6.0, 1 / 30)
+    spot = rolling_path(t, (300.0, 400.0), (0.0, 900.0), 0.5)
+    white = rolling_path(t, (1100.0, 500.0), (0.0, 1000.0), 2.0)
+    red = straight_path(t, (710.0, 2600.0), (0.0, 0.0))
+    ev = find_events(Paths(("spot", "white", "red"), t, np.stack([spot, white, red])), CAROM, strikers=strikers)
+    assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot"), (second, "white")]
+    assert abs(ev.events[1].t - 2.0) < 0.004
+    if second is EventType.STRIKE:
+        assert ev.moving_at[ev.events[1].t] == ("spot",) and ev.moving_at_strike == ()

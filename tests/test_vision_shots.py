@@ -96,3 +96,38 @@ def test_tracks_are_thinned_within_a_millimetre():
     ys = np.interp(paths.t[moving], track[:, 0], track[:, 2])
     err = np.hypot(xs - paths.xy[b, moving, 0], ys - paths.xy[b, moving, 1])
     assert err.max() <= 1.0 + 0.02  # the rounding to 0.01 mm of the kept samples
+
+
+def test_a_strike_while_the_last_shots_ball_rolls_opens_the_next_shot_there():
+    """One window of motion, two shots: A's spot still rolls when B strikes the white. The second record is made
+    after the first is handed over (its cue ball is the match's answer once the first has been judged)."""
+    from tests.test_vision_events import rolling_path, straight_path
+    from vision.paths import Paths
+    t = np.arange(0, 8.0, 1 / 30)
+    spot = rolling_path(t, (300.0, 400.0), (0.0, 900.0), 0.5)
+    white = rolling_path(t, (1100.0, 500.0), (0.0, 1000.0), 2.0)
+    red = straight_path(t, (710.0, 2600.0), (0.0, 0.0))
+    turn = iter(["spot", "white"])
+    seg = ShotSegmenter(("spot", "white", "red"), CAROM, cue_ball=lambda: next(turn), strikers=("white", "spot"))
+    shots = run(seg, Paths(("spot", "white", "red"), t, np.stack([spot, white, red])))
+    assert [(s.cue_ball, s.struck_ball, s.moving_at_strike) for s in shots] == \
+        [("spot", "spot", ()), ("white", "white", ("spot",))]
+    first, second = shots
+    assert abs(first.t_end - 2.0) < 0.01 and abs(second.t_start - 2.0) < 0.01
+    # The spot's position when the white was struck ends the first shot and starts the second.
+    assert np.allclose(first.end["spot"], second.start["spot"]) and abs(first.end["spot"][1] - 1412.5) < 2.0
+    assert np.allclose(second.start["white"], (1100.0, 500.0), atol=0.5)
+    assert "spot" in second.tracks and "white" not in first.tracks
+
+
+def test_a_ball_slid_by_hand_faster_than_a_placement_is_a_touched_shot():
+    from tests.test_vision_events import straight_path
+    from vision.paths import Paths
+    t = np.arange(0, 3.0, 1 / 30)
+    hand = straight_path(t, (710.0, 2130.0), (270.0, 243.0), 0.5)
+    hand[t > 1.2] = hand[np.searchsorted(t, 1.2)]
+    still = [straight_path(t, (300.0, 400.0), (0.0, 0.0)), straight_path(t, (1100.0, 500.0), (0.0, 0.0))]
+    seg = ShotSegmenter(("red", "spot", "white"), CAROM, cue_ball=lambda: "spot", strikers=("white", "spot"))
+    shots = run(seg, Paths(("red", "spot", "white"), t, np.stack([hand] + still)))
+    assert len(shots) == 1 and [e.type for e in shots[0].events] == [EventType.TOUCHED]
+    assert shots[0].struck_ball is None

@@ -9,7 +9,10 @@ paths, not from the frame:
   (no need to know how far the nose is from the centre at impact);
 - a ball setting off from rest: its distance from the resting point fitted over the first moving frames and
   carried back to zero. A ball setting off with no contact to explain it was struck by the cue (the first one) or
-  touched (any other);
+  touched (any other). Two exceptions: a ball that stops dead with no contact to stop it was carried (a hand slid
+  it there: touched, never a strike, since a free ball rolls to a stop); and a ball a side may strike (a
+  ``striker``: the carom whites, Chapó's 1 and 2) setting off unexplained while the first struck ball still rolls
+  was struck too: the next shot starting early (``moving_at`` lists what still moved);
 - a ball that vanishes by a pocket was potted; one that vanishes at a cushion going outwards left the table;
   one that vanishes anywhere else was hidden (a cue, an arm) and is not an event.
 """
@@ -37,6 +40,7 @@ class EventConfig:
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
+    carried_mm_s: float = 200.0  # a ball going this fast in the frames before it is still again was carried
 
 
 @dataclass(frozen=True)
@@ -45,16 +49,22 @@ class ShotEvents:
     moving_at_strike: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()  # balls lost from view during the shot that came back
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # Every strike's time -> the balls still moving when it came (the first one's is ``moving_at_strike``); more
+    # than one strike means the next shot started before this one's balls stopped.
+    moving_at: dict[float, tuple[str, ...]] = field(default_factory=dict)
 
 
-def find_events(paths: Paths, table: TableSpec, config: EventConfig = EventConfig()) -> ShotEvents:
-    finder = _Finder(paths, table, config)
+def find_events(paths: Paths, table: TableSpec, config: EventConfig = EventConfig(),
+                strikers: tuple[str, ...] = ()) -> ShotEvents:
+    """The events of one shot's paths. ``strikers``: the balls a side may strike (see the module's note)."""
+    finder = _Finder(paths, table, config, strikers)
     return finder.run()
 
 
 class _Finder:
-    def __init__(self, paths: Paths, table: TableSpec, config: EventConfig) -> None:
+    def __init__(self, paths: Paths, table: TableSpec, config: EventConfig, strikers: tuple[str, ...] = ()) -> None:
         self.p = paths
+        self.strikers = strikers
         self.table = table
         self.c = config
         self.r = table.ball_radius
@@ -71,22 +81,51 @@ class _Finder:
         events: list[Event] = list(contacts) + list(gone)
         strike_t = None
         struck = None
+        moving_at: dict[float, tuple[str, ...]] = {}
         for t, ball in sorted(onsets):
             if self._explained(ball, t, contacts):
                 continue
-            if strike_t is None:
+            if self._carried(ball, t, contacts):
+                events.append(Event(t, EventType.TOUCHED, ball=ball))
+            elif strike_t is None:
                 strike_t, struck = t, ball
                 events.append(Event(t, EventType.STRIKE, ball=ball))
+                moving_at[t] = self.moving_at(t, exclude=ball)
+            elif ball in self.strikers and ball != struck and self._rolling(struck, t):
+                events.append(Event(t, EventType.STRIKE, ball=ball))
+                moving_at[t] = self.moving_at(t, exclude=ball)
             else:
                 events.append(Event(t, EventType.TOUCHED, ball=ball))
-        moving = self.moving_at(strike_t, exclude=struck) if strike_t is not None else ()
+        moving = moving_at.get(strike_t, ()) if strike_t is not None else ()
         events.sort(key=lambda e: e.t)
         if strike_t is not None:
             # Nothing of this shot happens before the cue strikes (a contact fitted a hair early is the strike's).
             events = [e if e.t >= strike_t or e.type is EventType.STRIKE else _at(e, strike_t) for e in events]
             events.sort(key=lambda e: (e.t, e.type is not EventType.STRIKE))
         notes = tuple(f"{b} hidden during the shot" for b in hidden)
-        return ShotEvents(tuple(events), moving, hidden, notes)
+        return ShotEvents(tuple(events), moving, hidden, notes, moving_at)
+
+    def _rolling(self, ball: str | None, t: float) -> bool:
+        """Whether ``ball`` is still moving at ``t``."""
+        if ball is None:
+            return False
+        k = min(max(int(np.searchsorted(self.p.t, t)) - 1, 0), len(self.p.t) - 1)
+        return bool(self.speed[self.p.index(ball), k] > self.c.moving_mm_s)
+
+    def _carried(self, ball: str, t_on: float, contacts: list[Event]) -> bool:
+        """A ball that is going at a hand's pace one or two frames before it is still again, with no contact
+        there to stop it, was carried and put down: a free ball decelerates to a stop over a second or more."""
+        b = self.p.index(ball)
+        xy, t = self.p.xy[b], self.p.t
+        k0 = int(np.searchsorted(t, t_on))
+        kr = self._next_rest(b, k0)
+        if kr >= len(t) or kr < 3:
+            return False
+        steps = np.linalg.norm(np.diff(xy[kr - 3:kr + 1], axis=0), axis=1) / np.diff(t[kr - 3:kr + 1])
+        if not np.nanmax(steps, initial=0.0) > self.c.carried_mm_s:
+            return False
+        lo, hi = t[kr - 4] if kr >= 4 else t[0], t[kr] + self.dt
+        return not any(e.involves(ball) and lo <= e.t <= hi for e in contacts)
 
     def _explained(self, ball: str, t: float, contacts: list[Event]) -> bool:
         """A ball setting off within two frames of a contact of its own was set off by that contact."""

@@ -38,6 +38,16 @@ def balls_for(discipline: str, options: dict[str, str]) -> tuple[str, ...]:
     return tuple(sorted(ball_ids(discipline), key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b)))
 
 
+def strikers_for(discipline: str) -> tuple[str, ...]:
+    """The balls a side may strike: each carom side's own white, Chapó's 1 and 2, the cue ball elsewhere."""
+    from rules.balls import CAROM_DISCIPLINES
+    if discipline in CAROM_DISCIPLINES:
+        return ("white", "spot")
+    if discipline == "chapo":
+        return ("1", "2")
+    return ("cue",)
+
+
 def lookalikes_for(discipline: str) -> tuple[str, str] | None:
     """Balls the camera may not tell apart: the carom whites (the spot's dots are a few pixels at best)."""
     from rules.balls import CAROM_DISCIPLINES
@@ -79,7 +89,8 @@ class LiveVision:
                                  options)
         balls = balls_for(referee.discipline, options)
         self.pipeline = VisionPipeline(detector, balls, self.calibration.table, cue_ball=self._cue_ball,
-                                       lookalikes=lookalikes_for(referee.discipline))
+                                       lookalikes=lookalikes_for(referee.discipline),
+                                       strikers=strikers_for(referee.discipline))
         self._warm = []
 
     def on_gap(self, gap: _Gap) -> list[Shot]:

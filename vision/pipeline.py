@@ -53,7 +53,7 @@ class VisionPipeline:
                  initial: Mapping[str, tuple[float, float]] | None = None,
                  lookalikes: tuple[str, str] | None = None,
                  tracker: TrackerConfig = TrackerConfig(), segmenter: SegmenterConfig = SegmenterConfig(),
-                 events: EventConfig = EventConfig()) -> None:
+                 events: EventConfig = EventConfig(), strikers: tuple[str, ...] = ()) -> None:
         self.detector = detector
         self.balls = balls
         self.cue_ball = cue_ball
@@ -62,7 +62,7 @@ class VisionPipeline:
         self.lookalikes = lookalikes
         self.settled = lookalikes is None
         self.tracker = BallTracker(balls, initial=initial, config=tracker, ball_diameter=table.ball_diameter)
-        self.segmenter = ShotSegmenter(balls, table, cue_ball, segmenter, events)
+        self.segmenter = ShotSegmenter(balls, table, cue_ball, segmenter, events, strikers)
         self.times = StageTimes()
         self.last_positions = np.full((len(balls), 2), np.nan)
         self.frames = 0

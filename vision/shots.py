@@ -9,6 +9,10 @@ at rest and reappears elsewhere (lifted and put back) just moves its resting poi
 
 Frames lost while a shot is open (``gap``) mark that shot ``confidence: 0`` with a note: it is not refereed, never
 guessed.
+
+A strike while the balls of the last one still roll (``find_events`` with the discipline's ``strikers``) opens the
+next shot there: the window is cut at each later strike, each piece its own record, the later ones emitted one
+frame after another so that each asks whose turn it is only once the match has judged the one before.
 """
 
 from __future__ import annotations
@@ -47,8 +51,10 @@ class _Frame:
 
 class ShotSegmenter:
     def __init__(self, balls: tuple[str, ...], table: TableSpec, cue_ball: Callable[[], str],
-                 config: SegmenterConfig = SegmenterConfig(), events: EventConfig = EventConfig()) -> None:
+                 config: SegmenterConfig = SegmenterConfig(), events: EventConfig = EventConfig(),
+                 strikers: tuple[str, ...] = ()) -> None:
         self.balls = balls
+        self.strikers = strikers  # the balls a side may strike (a strike while others roll opens a new shot)
         self.table = table
         self.cue_ball = cue_ball  # who must play next is the match's to say, not vision's
         self.c = config
@@ -60,15 +66,20 @@ class ShotSegmenter:
         self.moving_frames = np.zeros(len(balls), dtype=int)
         self.lost: list[tuple[float, float]] = []
         self.placements = 0
+        self._queued: deque[Callable[[], Shot]] = deque()  # later pieces of a window cut at a strike while rolling
 
     # --- feeding ------------------------------------------------------------------------------------------------
 
     def feed(self, t: float, xy: np.ndarray) -> Shot | None:
         """One frame's positions (B, 2); returns a Shot when this frame closes one."""
         frame = _Frame(t, np.asarray(xy, dtype=np.float64).copy())
-        if self.open is None:
-            return self._at_rest(frame)
-        return self._moving(frame)
+        queued = self._queued.popleft()() if self._queued else None
+        shot = self._at_rest(frame) if self.open is None else self._moving(frame)
+        if queued is not None:
+            if shot is not None:
+                self._queued.appendleft(lambda: shot)
+            return queued
+        return shot
 
     def swap(self, a: str, b: str) -> None:
         """Exchange two balls' resting points (their labels were found the wrong way round)."""
@@ -82,6 +93,8 @@ class ShotSegmenter:
 
     def flush(self) -> Shot | None:
         """The source ended: close an open shot if every ball has been still for the settle time (DESIGN.md 4)."""
+        if self._queued:
+            return self._queued.popleft()()
         if self.open is None:
             return None
         if self.still_since is not None and self.open[-1].t - self.still_since >= self.c.settle_s:
@@ -143,37 +156,80 @@ class ShotSegmenter:
         t = np.array([f.t for f in frames])
         xy = np.stack([f.xy for f in frames], axis=1)  # (B, M, 2)
         paths = Paths(self.balls, t, xy)
-        found = find_events(paths, self.table, self.events_config)
+        found = find_events(paths, self.table, self.events_config, self.strikers)
         start_rest = self.rest.copy()
         end = self._end_positions(xy)
         gone = {e.ball for e in found.events if e.type in (EventType.POCKET, EventType.OFF_TABLE)}
         for b, ball in enumerate(self.balls):
             self.rest[b] = np.nan if ball in gone or np.isnan(end[b, 0]) else end[b]
         self.history.clear()
-        if not any(e.type is EventType.STRIKE for e in found.events) or self._placed_by_hand(paths, found.events):
+        lost, self.lost = self.lost, []
+        if self._is_placement(paths, found.events):
             self.placements += 1
             return None
         notes = list(found.notes)
         confidence = 1.0 if not found.hidden else 0.8
-        if self.lost:
-            notes.append("frames lost during the shot: " +
-                         ", ".join(f"{a:.3f}-{b:.3f} s" for a, b in self.lost))
+        if lost:
+            notes.append("frames lost during the shot: " + ", ".join(f"{a:.3f}-{b:.3f} s" for a, b in lost))
             confidence = 0.0
         if forced:
             notes.append(f"closed after {self.c.max_shot_s:.0f} s without the balls coming to rest")
             confidence = min(confidence, 0.5)
-        start = {ball: _pt(start_rest[b]) for b, ball in enumerate(self.balls) if not np.isnan(start_rest[b, 0])}
-        end_d = {ball: _pt(end[b]) for b, ball in enumerate(self.balls)
-                 if ball not in gone and not np.isnan(end[b, 0])}
-        tracks = {ball: _thin(t, xy[b], self.c.thin_mm) for b, ball in enumerate(self.balls)
-                  if np.nanmax(np.linalg.norm(xy[b] - start_rest[b], axis=1), initial=0.0) > self.c.start_mm}
-        events = tuple(e for e in found.events if e.t >= t[0])
-        shot = Shot(
-            cue_ball=self.cue_ball(), t_start=float(min(t[0], events[0].t if events else t[0])), t_end=float(t[-1]),
-            start=start, events=events, end=end_d, tracks={k: v for k, v in tracks.items() if v},
-            moving_at_strike=found.moving_at_strike, confidence=confidence, notes=tuple(notes),
-        )
-        return _clamped(shot, self.table)
+        events = [e for e in found.events if e.t >= t[0]]
+        strikes = [e.t for e in events if e.type is EventType.STRIKE]
+        cuts = strikes[1:]  # a strike while the last one's balls roll: the next shot begins there
+        bounds = [-np.inf] + cuts + [np.inf]
+        pieces = []
+        for n in range(len(bounds) - 1):
+            lo, hi = bounds[n], bounds[n + 1]
+            first, last = n == 0, n == len(bounds) - 2
+            at_lo = start_rest if first else _positions_at(t, xy, lo)
+            at_hi = end if last else _positions_at(t, xy, hi)
+            piece_events = tuple(e for e in events if lo <= e.t < hi)
+            gone_before = {e.ball for e in events if e.t < lo and e.type in (EventType.POCKET, EventType.OFF_TABLE)}
+            gone_by_end = gone_before | {e.ball for e in piece_events
+                                         if e.type in (EventType.POCKET, EventType.OFF_TABLE)}
+            moving = found.moving_at_strike if first else found.moving_at.get(lo, ())
+            in_piece = (t >= lo) & (t <= hi) if not first else t <= hi
+            pieces.append(dict(t_start=float(min(t[0], piece_events[0].t if piece_events else t[0])) if first
+                               else float(lo), t_end=float(t[-1]) if last else float(hi),
+                               start=at_lo, end=at_hi, events=piece_events, gone_before=gone_before,
+                               gone=gone_by_end, moving=moving, frames=in_piece))
+        if len(pieces) > 1:
+            notes.append("struck while balls still rolled: the next shot starts at the strike")
+        shots = [self._piece(p, t, xy, confidence, tuple(notes)) for p in pieces]
+        for later in shots[1:]:
+            self._queued.append(later)
+        return shots[0]()
+
+    def _piece(self, piece: dict, t: np.ndarray, xy: np.ndarray, confidence: float, notes: tuple[str, ...]
+               ) -> Callable[[], Shot]:
+        """The record of one piece of a closed window, made when it is emitted (its cue ball is the match's
+        answer at that moment)."""
+        def make() -> Shot:
+            start_p, end_p, sel = piece["start"], piece["end"], piece["frames"]
+            start = {ball: _pt(start_p[b]) for b, ball in enumerate(self.balls)
+                     if not np.isnan(start_p[b, 0]) and ball not in piece["gone_before"]}
+            end_d = {ball: _pt(end_p[b]) for b, ball in enumerate(self.balls)
+                     if ball not in piece["gone"] and not np.isnan(end_p[b, 0])}
+            tracks = {ball: _thin(t[sel], xy[b, sel], self.c.thin_mm) for b, ball in enumerate(self.balls)
+                      if np.nanmax(np.linalg.norm(xy[b, sel] - start_p[b], axis=1), initial=0.0) > self.c.start_mm}
+            shot = Shot(
+                cue_ball=self.cue_ball(), t_start=piece["t_start"], t_end=piece["t_end"], start=start,
+                events=piece["events"], end=end_d, tracks={k: v for k, v in tracks.items() if v},
+                moving_at_strike=piece["moving"], confidence=confidence, notes=notes,
+            )
+            return _clamped(shot, self.table)
+        return make
+
+    def _is_placement(self, paths: Paths, events: tuple) -> bool:
+        """Nothing struck: a ball carried into place (slowly, touching nothing) is a placement, not a shot; a ball
+        set moving by a hand faster than a placement is a ``touched`` shot the referee judges."""
+        if any(e.type is EventType.STRIKE for e in events):
+            return self._placed_by_hand(paths, events)
+        if not any(e.type is EventType.TOUCHED for e in events):
+            return True
+        return self._placed_by_hand(paths, events)
 
     def _placed_by_hand(self, paths: Paths, events) -> bool:
         """A ball rolled slowly into place by hand, touching nothing, is not a shot."""
@@ -191,6 +247,23 @@ class ShotSegmenter:
             if len(seen):
                 out[b] = np.mean(xy[b, seen[-settle:]], axis=0)
         return out
+
+
+def _positions_at(t: np.ndarray, xy: np.ndarray, at: float) -> np.ndarray:
+    """(B, 2): each ball's position at time ``at``, linear between the frames either side (its last sighting
+    before ``at`` when the next frame does not see it)."""
+    k = int(np.clip(np.searchsorted(t, at), 1, len(t) - 1))
+    w = float(np.clip((at - t[k - 1]) / (t[k] - t[k - 1]), 0.0, 1.0))
+    p = (1 - w) * xy[:, k - 1] + w * xy[:, k]
+    out = np.full((xy.shape[0], 2), np.nan)
+    for b in range(xy.shape[0]):
+        if not np.isnan(p[b, 0]):
+            out[b] = p[b]
+        else:
+            seen = np.nonzero(~np.isnan(xy[b, :k, 0]))[0]
+            if len(seen):
+                out[b] = xy[b, seen[-1]]
+    return out
 
 
 def _pt(p: np.ndarray) -> tuple[float, float]:
