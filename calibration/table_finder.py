@@ -132,9 +132,11 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
             seed = (int(xs[k] + int(0.3 * w)), int(ys[k] + int(0.3 * h)))
             img = lab.copy()
             img[~cand] = 0
-            ff = np.zeros((h + 2, w + 2), np.uint8)
-            cv2.floodFill(img, ff, seed, 0, (3, 2, 2), (3, 2, 2), 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))
-            flood = cv2.morphologyEx(ff[1:-1, 1:-1], cv2.MORPH_OPEN, np.ones((9, 9), np.uint8))
+            flood = _flood(img, seed)
+            # A cable or a cue lying across the cloth stops the flood: the cloth beyond it (a corner, its cushions)
+            # is flooded from the strict region's pieces the first flood did not reach.
+            for seed2 in _cut_off_seeds(region, flood):
+                flood = cv2.bitwise_or(flood, _flood(img, seed2))
             merged = cv2.bitwise_or(region, flood)
             n2, lab2, st2, _ = cv2.connectedComponentsWithStats(merged, connectivity=4)
             if n2 > 2:
@@ -145,9 +147,38 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
                 region = merged
     contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     filled = np.zeros_like(region)
-    hull = cv2.convexHull(max(contours, key=cv2.contourArea))
+    hull = cv2.convexHull(np.concatenate(contours))
     cv2.drawContours(filled, [hull], -1, 255, thickness=cv2.FILLED)
     return filled
+
+
+def _flood(img: np.ndarray, seed: tuple[int, int]) -> np.ndarray:
+    """A floating-range flood fill of the cloth from ``seed`` (uint8 0/255 mask, specks opened away)."""
+    h, w = img.shape[:2]
+    ff = np.zeros((h + 2, w + 2), np.uint8)
+    cv2.floodFill(img, ff, seed, 0, (3, 2, 2), (3, 2, 2), 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8))
+    return cv2.morphologyEx(ff[1:-1, 1:-1], cv2.MORPH_OPEN, np.ones((9, 9), np.uint8))
+
+
+def _cut_off_seeds(region: np.ndarray, flood: np.ndarray, most: int = 3) -> list[tuple[int, int]]:
+    """Seeds in the pieces of the strict cloth region that the flood missed and that hold a wide disc (a piece of
+    cloth beyond a cable, not a speck or a thin strip along the flood's edge): the disc's centre, widest first."""
+    rest = ((region > 0) & (flood == 0)).astype(np.uint8)
+    if not rest.any():
+        return []
+    h, w = region.shape
+    wide = 0.02 * max(h, w)
+    dist = cv2.distanceTransform(rest, cv2.DIST_L2, 5)
+    n, labels = cv2.connectedComponents(rest, connectivity=4)
+    widest = np.zeros(n, np.float32)
+    np.maximum.at(widest, labels.ravel(), dist.ravel())
+    seeds = []
+    for lab_id in np.argsort(-widest)[:most]:
+        if lab_id == 0 or widest[lab_id] < wide:
+            continue
+        ys, xs = np.nonzero((labels == lab_id) & (dist >= widest[lab_id] - 0.5))
+        seeds.append((int(xs[0]), int(ys[0])))
+    return seeds
 
 
 def _border_run(mask: np.ndarray) -> int:
