@@ -148,27 +148,83 @@ def test_the_other_controls_are_built_with_their_fields(table) -> None:
     assert store.export_log(live.id) == before
 
 
+def test_new_match_from_the_scoreboard_with_players_and_distance(table, tmp_path: Path) -> None:
+    app, live, store, page = table
+    judge(app, live, 3)
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
+    page.locator("#referee summary").click()
+    page.fill("#pin", PIN)
+    page.click("#login")
+    sync_api.expect(page.locator("#controls")).to_be_visible()
+    page.fill("#nm-a", "Bea Lima")
+    page.fill("#nm-b", "Carlos")
+    page.fill("#nm-distance", "20")
+    page.click("#new-match")  # the first tap only asks
+    sync_api.expect(page.locator("#new-match")).to_have_text("Tap again: end this match")
+    assert len(store.matches()) == 1
+    page.click("#new-match")
+    sync_api.expect(page.locator("#message")).to_have_text("Started: new match")
+    sync_api.expect(page.locator("#side-A .name")).to_have_text("Bea Lima")
+    sync_api.expect(page.locator("#side-B .name")).to_have_text("Carlos")
+    sync_api.expect(page.get_by_test_id("score-B")).to_have_text("0")
+    old, new = store.matches()
+    assert old.ended is not None and len(store.log_rows(old.id)) == 3
+    assert (new.players, new.distance, new.ended) == (("Bea Lima", "Carlos"), 20, None)
+    # The same players again: "new game", two taps; a second page sees it through the event stream.
+    other = page.context.new_page()
+    other.goto(page.url)
+    sync_api.expect(other.locator("#side-A .name")).to_have_text("Bea Lima")
+    page.click("#new-game")
+    page.click("#new-game")
+    sync_api.expect(page.locator("#message")).to_have_text("Started: new game")
+    assert len(store.matches()) == 3 and store.matches()[-1].players == ("Bea Lima", "Carlos")
+    assert store.matches()[-1].distance == 20
+    judge(app, app.live, 3)
+    sync_api.expect(other.get_by_test_id("score-B")).to_have_text("1")
+    other.close()
+
+
 CLIP = ROOT / "fixtures" / "clips" / "arm_over_the_table.mp4"
 
 
-def test_wizard_drags_a_corner_and_saves(browser, tmp_path: Path) -> None:
+def test_wizard_from_the_live_view_through_the_still_wait_to_a_saved_calibration(browser, tmp_path: Path) -> None:
+    """The camera is the rendered clip through the file source: an arm over the table and a nudged camera for
+    5 s, then a still view; the wizard waits for it, finds the table, a corner is dragged, the ends swapped."""
     from calibration.file import read_calibration
     from device.web.wizard import CALIB_FILE, Wizard
 
     store = MatchStore(tmp_path / "m.db")
     data = tmp_path / "web"
     app = WebApp(store.new_match("three_cushion", ("Ana", "Rui")), data,
-                 wizard=Wizard(str(CLIP), data, table="carom_match"))
+                 wizard=Wizard.from_source(str(CLIP), data, discipline="three_cushion"))
     app.pins.set(PIN)
     server = app.serve("127.0.0.1", 0)
     context = browser.new_context(viewport=PHONE, device_scale_factor=1)
     try:
         page = context.new_page()
-        page.set_default_timeout(10000)  # the automatic calibration takes a second or two
+        page.set_default_timeout(TIMEOUT_MS)
         page.goto(f"http://127.0.0.1:{server.server_address[1]}/wizard")
+        page.wait_for_selector("body[data-started='1']")
+        # Step 1: the live view, picture after picture.
+        page.wait_for_function("() => document.getElementById('live').naturalWidth === 640")
+        first = page.evaluate("document.getElementById('live').src")
+        page.wait_for_function(f"() => document.getElementById('live').src !== {json.dumps(first)}")
+        assert app.wizard.feed.encodes >= 2
+        sync_api.expect(page.locator("#to-clear")).to_be_hidden()  # the still needs the PIN
+        page.fill("#pin", PIN)
+        page.click("#login")
+        page.click("#to-clear")
+        # Step 2: the clip plays from its start: the arm moves, so the page says so; then the view is still.
+        sync_api.expect(page.locator("#step-clear")).to_be_visible()
+        sync_api.expect(page.locator("#motion")).to_have_attribute("data-state", "moving")
+        screenshot(page, tmp_path, "wizard_clear_phone.png")
+        page.wait_for_selector("body[data-step='corners']", timeout=30000)
         page.wait_for_selector("body[data-ready='1']")
         sync_api.expect(page.locator("#found")).to_contain_text("Found carom_match")
-        auto = app.wizard.auto()["corners_px"]
+        status = app.wizard.status()
+        assert status["still_for"] >= 1.0 and not status["moving"]
+        auto = status["result"]["corners_px"]
+        # Step 3: drag the bottom-left corner.
         handle = page.locator("circle[data-corner='0']")
         box = handle.bounding_box()
         svg = page.locator("#marks").bounding_box()
@@ -178,16 +234,21 @@ def test_wizard_drags_a_corner_and_saves(browser, tmp_path: Path) -> None:
         page.mouse.down()
         page.mouse.move(cx + 10, cy + 6, steps=4)
         page.mouse.up()
-        page.fill("#pin", PIN)
-        page.click("#login")
-        sync_api.expect(page.locator("#save")).to_be_visible()
         screenshot(page, tmp_path, "wizard_phone.png")
+        # Step 4: the discipline (its preset follows), and the other end as the bottom.
+        page.click("#to-save")
+        page.select_option("#discipline", "free_game")
+        sync_api.expect(page.locator("#table")).to_have_value("carom_match")
+        sync_api.expect(page.locator("#bottom-name")).to_have_text("starting line")
+        page.click("#swap")
+        screenshot(page, tmp_path, "wizard_table_phone.png")
         page.click("#save")
-        sync_api.expect(page.locator("#message")).to_contain_text("Saved table.calib.json")
+        sync_api.expect(page.locator("#message")).to_contain_text("Saved table.calib.json: carom_match")
         saved = read_calibration(data / CALIB_FILE).corners_px
-        # The dragged corner moved by the drag (in image pixels, give or take a pixel of pointer rounding).
-        assert abs(saved[0][0] - auto[0][0] - 10 * scale) < 1.5 and abs(saved[0][1] - auto[0][1] - 6 * scale) < 1.5
-        assert abs(saved[2][0] - auto[2][0]) < 0.05  # the others stayed
+        # Swapped: the dragged bottom-left is now the top-right, moved by the drag (give or take a pixel of
+        # pointer rounding); the old top-right is the bottom-left.
+        assert abs(saved[2][0] - auto[0][0] - 10 * scale) < 1.5 and abs(saved[2][1] - auto[0][1] - 6 * scale) < 1.5
+        assert abs(saved[0][0] - auto[2][0]) < 0.05 and abs(saved[1][1] - auto[3][1]) < 0.05
     finally:
         context.close()
         app.close()

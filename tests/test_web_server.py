@@ -257,3 +257,53 @@ def test_close_ends_open_streams(tmp_path: Path) -> None:
     assert resp.fp.readline() == b""  # the stream ended rather than hanging
     conn.close()
     store.close()
+
+
+def test_new_game_and_new_match_need_the_pin_and_start_in_the_store(table) -> None:
+    app, live, store, base, _ = table
+    for record in shots(live, 3):
+        live.append(record)
+    assert request(base, "/api/match", {"action": "new_game"})[0] == 401
+    cookie, csrf = login(base)
+    assert request(base, "/api/match", {"action": "new_game"}, cookie=cookie)[0] == 403  # no CSRF token
+    assert [m.ended for m in store.matches()] == [None]
+
+    status, _, body = request(base, "/api/match", {"action": "new_game"}, cookie=cookie, csrf=csrf)
+    assert status == 200, body
+    first, game = store.matches()
+    assert first.ended is not None and first.winner is None  # abandoned at 0-1: no winner
+    assert game.ended is None and game.players == ("Ana", "Rui") and game.distance == 15
+    assert body["state"]["summary"]["score"] == {"A": 0, "B": 0} and body["state"]["seq"] == 0
+    assert app.live.id == game.id and len(store.log_rows(first.id)) == 3  # the old log is kept whole
+
+    status, _, body = request(base, "/api/match", {"action": "new_match", "players": [" Bea  Lima", "Carlos"],
+                                                   "distance": 20}, cookie=cookie, csrf=csrf)
+    assert status == 200, body
+    new = store.matches()[-1]
+    assert new.players == ("Bea Lima", "Carlos") and new.distance == 20 and new.discipline == "three_cushion"
+    assert [s["name"] for s in body["state"]["sides"]] == ["Bea Lima", "Carlos"]
+    assert [s["name"] for s in request(base, "/api/state")[2]["sides"]] == ["Bea Lima", "Carlos"]
+    # Controls now go to the new match.
+    status, _, body = request(base, "/api/control", {"control": "concede", "side": "B"}, cookie=cookie, csrf=csrf)
+    assert status == 200, body
+    assert len(store.log_rows(new.id)) == 1 and len(store.log_rows(game.id)) == 0
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"action": "rematch"}, "action"),
+    ({"action": "new_match", "players": ["Ana"]}, "players"),
+    ({"action": "new_match", "players": ["Ana", "Ana"]}, "different names"),
+    ({"action": "new_match", "players": ["Ana", "   "]}, "players"),
+    ({"action": "new_match", "players": ["Ana", "x" * 41]}, "players"),
+    ({"action": "new_match", "players": ["Ana", 7]}, "players"),
+    ({"action": "new_match", "players": ["Ana", "Rui"], "distance": "15"}, "distance"),
+    ({"action": "new_match", "players": ["Ana", "Rui"], "distance": 0}, "positive"),
+    ({"action": "new_game", "players": ["Ana", "Rui"]}, "players"),
+    (["new_game"], "JSON object"),
+])
+def test_a_bad_new_match_is_refused_and_ends_nothing(table, body: Any, field: str) -> None:
+    app, live, store, base, _ = table
+    cookie, csrf = login(base)
+    status, _, answer = request(base, "/api/match", body, cookie=cookie, csrf=csrf)
+    assert status == 400 and field in answer["error"], answer
+    assert [m.ended for m in store.matches()] == [None] and app.live is live

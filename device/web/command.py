@@ -54,7 +54,7 @@ def web_command(args: argparse.Namespace, out: TextIO = sys.stdout, *, stop: thr
     if not args.store:
         return fail("--store FILE is needed to serve (or --set-pin to set the PIN)")
     from .server import WebApp
-    from .wizard import Wizard
+    from .wizard import Wizard, WizardError
 
     try:
         store = MatchStore(args.store)
@@ -68,10 +68,15 @@ def web_command(args: argparse.Namespace, out: TextIO = sys.stdout, *, stop: thr
         if live is None:
             return fail(f"{args.store}: no unfinished match to serve")
         try:
-            wizard = None if args.source is None else Wizard(args.source, Path(args.data), table=args.table)
+            wizard = None if args.source is None else Wizard.from_source(
+                args.source, Path(args.data), table=args.table, discipline=live.info.discipline)
             app = WebApp(live, args.data, wizard=wizard)
             server = app.serve(args.host, args.port)
+        except WizardError as exc:
+            return fail(str(exc))
         except OSError as exc:
+            if wizard is not None:
+                wizard.close()
             return fail(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})")
         host, port = server.server_address[:2]
         print(f"serving match {live.id} on http://{host}:{port}/" +

@@ -11,9 +11,12 @@ time for a handful of routes. Routes:
     POST /api/login        {"pin"} -> a session cookie (HttpOnly, SameSite=Strict) and the session's CSRF token
     POST /api/logout
     POST /api/control      a control record (DESIGN.md section 5), with the session cookie and X-CSRF-Token
-    GET  /wizard           the calibration wizard (when the app has a source): /api/wizard is the automatic
-                           calibration, /wizard/still.png and /wizard/overlay.png its pictures, and
-    POST /api/wizard/save  {"corners"} (PIN and CSRF as for controls) writes the data folder's table.calib.json
+    POST /api/match        {"action": "new_game"} or {"action": "new_match", "players": [A, B], "distance": N}
+                           (PIN and CSRF as for controls): the current match ends, the next one starts
+    GET  /wizard           the calibration wizard (when the app has a camera): /wizard/live.jpg the live view,
+                           /api/wizard its state and result, /wizard/still.png and /wizard/overlay.png its pictures,
+    POST /api/wizard/still (PIN and CSRF) waits for the view to stay still, takes the still and calibrates it, and
+    POST /api/wizard/save  {"corners", "table", "discipline"} (PIN and CSRF) writes the data folder's table.calib.json
 
 Nothing else is writable, and no request path is joined to a file-system path.
 """
@@ -24,6 +27,7 @@ import json
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -33,6 +37,9 @@ from urllib.parse import urlsplit
 
 from rules.controls import Control
 from rules.errors import LogError
+from rules.match import OptionError
+from rules.registry import referee_for
+from rules.tables import TableSpec
 
 from ..store import LiveMatch, StoreError
 from .auth import PinStore, RateLimiter, Sessions
@@ -65,6 +72,59 @@ SECURITY_HEADERS = {
 }
 
 
+MAX_NAME = 40  # a player's name on the scoreboard
+
+
+@dataclass(frozen=True)
+class NewMatch:
+    """What a phone asked for: the next game (same players and distance) or a new match."""
+
+    players: tuple[str, str]
+    distance: int | None
+
+
+def parse_new_match(body: Any, current: Any) -> NewMatch:
+    """``{"action": "new_game"}`` or ``{"action": "new_match", "players": [A, B], "distance": N | null}``;
+    LogError naming the field otherwise. ``current`` is the running match's MatchInfo."""
+    def fail(name: str | None, problem: str) -> LogError:
+        return LogError("new match", name, problem)
+
+    if not isinstance(body, dict):
+        raise fail(None, 'must be a JSON object like {"action": "new_game"}')
+    action = body.get("action")
+    allowed = {"new_game": {"action"}, "new_match": {"action", "players", "distance"}}
+    if action not in allowed:
+        raise fail("action", f"{action!r} is neither 'new_game' nor 'new_match'")
+    unknown = sorted(set(body) - allowed[action])
+    if unknown:
+        raise fail(unknown[0], f"not a field of {action}")
+    if action == "new_game":
+        return NewMatch(tuple(current.players), current.distance)
+    players = body.get("players")
+    if not (isinstance(players, list) and len(players) == 2 and all(isinstance(n, str) for n in players)):
+        raise fail("players", 'two names, like ["Ana", "Rui"]')
+    names = tuple(" ".join(n.split()) for n in players)  # one line on the board, whatever was typed
+    if not all(names) or any(len(n) > MAX_NAME for n in names):
+        raise fail("players", f"each name 1 to {MAX_NAME} characters")
+    if names[0] == names[1]:
+        raise fail("players", "the two players need different names")
+    distance = body.get("distance")
+    if distance is not None and (isinstance(distance, bool) or not isinstance(distance, int)):
+        raise fail("distance", "a whole number of points, or null for the discipline's")
+    return NewMatch((names[0], names[1]), distance)
+
+
+def next_match(old: LiveMatch, request: NewMatch, table: TableSpec | None = None) -> LiveMatch:
+    """End ``old`` (abandoned when unfinished) and start the match asked for, on ``table`` (default: the old
+    match's). The referee is built first, so a bad distance ends nothing."""
+    info = old.info
+    table = table or old.referee.table
+    referee_for(info.discipline, table=table, distance=request.distance, options=dict(info.options))
+    old.store.end_match(old.id)
+    return old.store.new_match(info.discipline, request.players, distance=request.distance,
+                               options=dict(info.options), table=table)
+
+
 def _load_static() -> dict[str, tuple[bytes, str]]:
     pkg = resources.files("device.web") / "static"
     return {path: (pkg.joinpath(name).read_bytes(), ctype) for path, (name, ctype) in STATIC.items()}
@@ -81,10 +141,13 @@ class WebApp:
                  clock: Callable[[], float] = time.monotonic, login_limit: int = 5,
                  login_window: float = 60.0, wizard: Wizard | None = None) -> None:
         self.live = live
-        self.wizard = wizard  # the calibration wizard (/wizard), when the app was given a source
+        self.wizard = wizard  # the calibration wizard (/wizard), when the app was given a camera
         # Called (in the request's thread, after the append) when a control changed the match, so the live loop
         # can redraw the device's own display too; the phones are already published to.
         self.after_control: Callable[[Control], None] | None = None
+        # Starts the match a phone asked for; the live loop sets it to switch on its own thread (between two
+        # frames, with a new vision processor). It must call ``switch_match``. None: done here, in the request.
+        self.start_match: Callable[[NewMatch], None] | None = None
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.lock = lock or threading.RLock()
@@ -154,6 +217,26 @@ class WebApp:
             self._diagram = (seq, png)
             return png
 
+    def switch_match(self, live: LiveMatch) -> None:
+        """From now on serve and control ``live`` (a new game or match was started)."""
+        with self.lock:
+            self.live = live
+            self._diagram = (-1, None)
+            last = live.last_verdict
+            verdict, summary = (None if last is None else last.to_dict()), live.summary()
+        self.publish(verdict, summary)
+
+    def new_match(self, body: Any) -> dict[str, Any]:
+        """A phone's new game or new match (``parse_new_match``); the state of the match started."""
+        with self.lock:
+            request = parse_new_match(body, self.live.info)
+        if self.start_match is not None:
+            self.start_match(request)
+        else:
+            with self.lock:
+                self.switch_match(next_match(self.live, request))
+        return self.state()
+
     # --- controls -------------------------------------------------------------------------------------------------
 
     def apply_control(self, record: Any) -> dict[str, Any]:
@@ -186,6 +269,8 @@ class WebApp:
         with self._changed:
             self._closed = True
             self._changed.notify_all()
+        if self.wizard is not None:
+            self.wizard.close()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -273,7 +358,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         self._route({"/events": self._events, "/api/state": self._get_state, "/api/session": self._get_session,
                      "/diagram/last.png": self._get_diagram, "/api/wizard": self._get_wizard,
-                     "/wizard/still.png": self._get_still, "/wizard/overlay.png": self._get_overlay})
+                     "/wizard/live.jpg": self._get_live, "/wizard/still.png": self._get_still,
+                     "/wizard/overlay.png": self._get_overlay})
 
     def do_HEAD(self) -> None:  # noqa: N802
         if urlsplit(self.path).path == "/events":  # a stream has no head; answering would hold the thread
@@ -284,6 +370,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         self._read_body()
         self._route({"/api/login": self._login, "/api/logout": self._logout, "/api/control": self._control,
+                     "/api/match": self._new_match, "/api/wizard/still": self._begin_still,
                      "/api/wizard/save": self._save_wizard})
 
     def _read_body(self) -> None:
@@ -420,22 +507,34 @@ class _Handler(BaseHTTPRequestHandler):
         return self.app.wizard
 
     def _get_wizard(self) -> None:
-        try:
-            self._json(200, self._wizard().auto())
-        except WizardError as exc:
-            raise _BadRequest(422, str(exc)) from None
+        self._json(200, self._wizard().status())
+
+    def _get_live(self) -> None:
+        jpeg = self._wizard().feed.jpeg()
+        if jpeg is None:
+            raise _BadRequest(503, self._wizard().feed.error or "no picture from the camera yet",
+                              {"Retry-After": "1"})
+        self._send(200, jpeg, "image/jpeg")
 
     def _get_still(self) -> None:
-        try:
-            self._send(200, self._wizard().still_png(), "image/png")
-        except WizardError as exc:
-            raise _BadRequest(422, str(exc)) from None
+        png = self._wizard().still_png()
+        if png is None:
+            raise _BadRequest(404, "no still taken yet")
+        self._send(200, png, "image/png")
 
     def _get_overlay(self) -> None:
         png = self._wizard().overlay_png()
         if png is None:
             raise _BadRequest(404, "no calibration drawn yet")
         self._send(200, png, "image/png")
+
+    def _begin_still(self) -> None:
+        wizard = self._wizard()
+        self._require_session()
+        try:
+            self._json(200, wizard.begin_still())
+        except WizardError as exc:
+            raise _BadRequest(409, str(exc)) from None
 
     def _save_wizard(self) -> None:
         wizard = self._wizard()
@@ -445,3 +544,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, wizard.save(body))
         except (LogError, WizardError) as exc:
             raise _BadRequest(400 if isinstance(exc, LogError) else 422, str(exc)) from None
+
+    # --- a new game or match --------------------------------------------------------------------------------------
+
+    def _new_match(self) -> None:
+        self._require_session()
+        body = self._body()
+        try:
+            state = self.app.new_match(body)
+        except (LogError, OptionError, ValueError) as exc:
+            raise _BadRequest(400, str(exc)) from None
+        except (StoreError, TimeoutError) as exc:
+            raise _BadRequest(503, str(exc)) from None
+        self._json(200, {"ok": True, "state": state})

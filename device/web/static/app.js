@@ -74,6 +74,26 @@
     }
   }
 
+  async function startMatch(body, what) {
+    const r = await post("/api/match", body, true);
+    if (r.ok) { say("Started: " + what, true); render(r.data.state); }
+    else {
+      say(r.data.error || ("refused (" + r.status + ")"), false);
+      if (r.status === 401) loggedIn(null);
+    }
+  }
+
+  // Ending a match is not undone by "undo": the first tap arms the button, a second within 4 s does it.
+  function twoTaps(button, action) {
+    const label = button.textContent;
+    let armed = null;
+    return () => {
+      if (armed) { clearTimeout(armed); armed = null; button.textContent = label; action(); return; }
+      button.textContent = "Tap again: end this match";
+      armed = setTimeout(() => { armed = null; button.textContent = label; }, 4000);
+    };
+  }
+
   function wire() {
     $("login-form").addEventListener("submit", async (e) => {
       e.preventDefault();
@@ -112,6 +132,14 @@
       }
       control(rec);
     });
+    $("new-game").addEventListener("click", twoTaps($("new-game"),
+      () => startMatch({ action: "new_game" }, "new game")));
+    const newMatch = twoTaps($("new-match"), () => {
+      const d = $("nm-distance").value;
+      startMatch({ action: "new_match", players: [$("nm-a").value, $("nm-b").value],
+                   distance: d === "" ? null : parseInt(d, 10) }, "new match");
+    });
+    $("match-form").addEventListener("submit", (e) => { e.preventDefault(); newMatch(); });
   }
 
   async function start() {
