@@ -179,6 +179,11 @@ class LiveLoop:
         """A button press (from gpiozero's thread): handled on the processing thread, in order with the shots."""
         self._events.put(("button", button))
 
+    def call_soon(self, fn: Callable[["LiveLoop"], None]) -> None:
+        """Run ``fn(loop)`` on the processing thread between two frames, then redraw the board: how a calibration
+        saved from a phone swaps ``processor`` (and a phone's new match ``match``) in order with the shots."""
+        self._events.put(("call", fn))
+
     def run(self) -> LiveStats:
         """Run until the source ends (a file) or ``stop()``; returns the figures."""
         threads = [threading.Thread(target=self._guard(self._capture), name="capture", daemon=True),
@@ -258,6 +263,9 @@ class LiveLoop:
                 return
             if kind == "button":
                 self._button(item)
+            elif kind == "call":
+                item(self)
+                self._publish()
             elif isinstance(item, CameraLost):
                 self._camera_lost_at = item.t
                 self.stats.camera_losses += 1

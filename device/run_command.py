@@ -13,6 +13,12 @@ The frames become shots in the vision pipeline, looked up at run time as ``visio
 
 Until it exists the command stops with one line saying so, before opening the camera or the store: a live
 referee without vision would only pretend.
+
+With ``--web`` the phones get the scoreboard, the referee's controls (a new game or match among them) and the
+calibration wizard on the live camera. A calibration the wizard saves (``WEB_DATA/table.calib.json``) is taken by
+the running loop at once, between two frames, with a new vision processor; when its table differs from the match
+in progress it is taken from the next match, which is refereed on it. Started again, the command uses the wizard's
+file instead of ``--calib`` when it is the newer of the two, and says so: a restart never undoes a recalibration.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import importlib
 import json
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
@@ -131,9 +138,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     options = parse_options(args.option or [])
     referee_for(args.discipline, distance=args.distance, options=options)  # bad options fail before anything opens
     make_processor = vision_factory()
-    calibration = _read_calibration(args.calib)
-    with MatchStore(args.store or config.store.path) as store:
-        live = _match(store, args.discipline, players, args.distance, options, calibration.table)
+    store_path = args.store or config.store.path
+    calib_path = _calibration_path(args.calib, args.web, _web_folder(args.web_data, store_path))
+    calibration = _read_calibration(calib_path)
+    with MatchStore(store_path) as store:
+        live = _match(store, args.discipline, players, args.distance, options, calibration.table,
+                      phones=args.web is not None)
         stats, summary = _live(config, spec, args.display, led, calibration, live, store, make_processor,
                                args.web, args.web_data)
     out.write(json.dumps({"live": stats.to_dict(), "match": summary}, separators=(",", ":")) + "\n")
@@ -141,6 +151,23 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         print(f"arbitro run: stopped: {stats.error}", file=sys.stderr)
         return EXIT_FAILED
     return 0
+
+
+def _web_folder(data: str | None, store_path: str | Path) -> Path:
+    return Path(data) if data else Path(store_path).resolve().parent / "web"
+
+
+def _calibration_path(calib: str, web: str | None, folder: Path) -> str:
+    """``--calib``, or the wizard's newer calibration in the web data folder (said on stderr)."""
+    from .web.wizard import CALIB_FILE
+
+    saved = folder / CALIB_FILE
+    if web is None or not saved.is_file() or saved.resolve() == Path(calib).resolve():
+        return calib
+    if Path(calib).is_file() and Path(calib).stat().st_mtime >= saved.stat().st_mtime:
+        return calib
+    print(f"arbitro run: using the calibration saved by the wizard, {saved} (newer than --calib)", file=sys.stderr)
+    return str(saved)
 
 
 def _read_calibration(path: str) -> Any:
@@ -155,34 +182,129 @@ def _read_calibration(path: str) -> Any:
 
 
 def _match(store: MatchStore, discipline: str, players: tuple[str, str], distance: int | None,
-           options: dict[str, str], table: Any) -> LiveMatch:
+           options: dict[str, str], table: Any, phones: bool = False) -> LiveMatch:
     """The unfinished match of these players and discipline, resumed (on its own table); else a new one on the
-    calibrated table."""
+    calibrated table. With ``phones`` (``--web``) an unfinished match of the discipline between other players is
+    resumed too, and said: a phone may have started it, and a restart (a power cut) must not refuse to run."""
     pending = store.unfinished()
     if pending is None:
         return store.new_match(discipline, players, distance=distance, options=options, table=table)
+    if phones and pending.discipline == discipline and pending.players != players:
+        print(f"arbitro run: resuming the unfinished match of {pending.players[0]} and {pending.players[1]} "
+              "(started from a phone), not a new one of --players", file=sys.stderr)
+        return store.open_match(pending.id)
     if (pending.discipline, pending.players) != (discipline, players):
         raise RunError(f"{store.path}: an unfinished {pending.discipline} match of {pending.players[0]} and "
                        f"{pending.players[1]} is in this store; finish it or use another --store")
     return store.open_match(pending.id)
 
 
-def _web_app(spec: str | None, data: str | None, live: LiveMatch, store: MatchStore) -> Any:
-    """The phones' web app on ``HOST:PORT``, serving in its own thread, or None."""
+class _Table:
+    """What the phones and the buttons change in a running loop: the calibration (the wizard saved one) and the
+    match (a new game or match). Each change runs on the loop's processing thread (``LiveLoop.call_soon``),
+    between two frames, with a new vision processor: the old one holds the old calibration and the old match."""
+
+    WAIT_S = 10.0  # how long a phone's request waits for the processing thread
+
+    def __init__(self, store: MatchStore, calibration: Any, make_processor: Callable[..., Any],
+                 frame_size: tuple[int, int]) -> None:
+        self.store, self.calibration, self.make_processor = store, calibration, make_processor
+        self.frame_size = frame_size
+        self.loop: LiveLoop | None = None
+        self.web: Any = None
+
+    def processor(self, live: LiveMatch) -> Any:
+        return self.make_processor(self.calibration, live, self.frame_size)
+
+    def _switch(self, loop: LiveLoop, live: LiveMatch) -> None:
+        loop.match = live
+        loop.processor = self.processor(live)
+        if self.web is not None:
+            self.web.switch_match(live)
+
+    def next_game(self, current: LiveMatch) -> LiveMatch:
+        """The device's next-game button (already on the processing thread)."""
+        from .web.server import NewMatch, next_match
+
+        new = next_match(current, NewMatch(current.info.players, current.info.distance), self.calibration.table)
+        if self.loop is not None:
+            self._switch(self.loop, new)
+        return new
+
+    def _on_loop(self, fn: Callable[[LiveLoop], Any]) -> Any:
+        """Run ``fn`` on the processing thread and wait for its answer (or its exception)."""
+        if self.loop is None:
+            raise RunError("the live loop is not running")
+        done, answer = threading.Event(), {}
+
+        def call(loop: LiveLoop) -> None:
+            try:
+                answer["value"] = fn(loop)
+            except Exception as exc:  # handed to the waiting request, not to the loop
+                answer["error"] = exc
+            done.set()
+
+        self.loop.call_soon(call)
+        if not done.wait(self.WAIT_S):
+            raise TimeoutError("the live loop did not answer (has the camera stopped?)")
+        if "error" in answer:
+            raise answer["error"]
+        return answer.get("value")
+
+    def start_match(self, request: Any) -> None:
+        """A phone's new game or match (``WebApp.start_match``)."""
+        from .web.server import next_match
+
+        self._on_loop(lambda loop: self._switch(loop, next_match(loop.match, request, self.calibration.table)))
+
+    def reload(self, path: Path) -> str:
+        """The wizard saved ``path`` (``Wizard.on_saved``): the loop takes it, now or from the next match."""
+        calibration = _read_calibration(str(path))
+        size = tuple(int(v) for v in calibration.camera.image_size)
+        if size != tuple(self.frame_size):
+            raise RunError(f"it was made at {size[0]}x{size[1]}, the camera gives "
+                           f"{self.frame_size[0]}x{self.frame_size[1]}")
+
+        def take(loop: LiveLoop) -> str:
+            if calibration.table != loop.match.referee.table:
+                self.calibration = calibration
+                return (f"the match in progress is on {loop.match.referee.table.name}; the new table "
+                        f"({calibration.table.name}) is used from the next match")
+            processor = self.make_processor(calibration, loop.match, self.frame_size)
+            self.calibration, loop.processor = calibration, processor
+            return "the live loop uses it now"
+
+        return str(self._on_loop(take))
+
+
+def _web_app(spec: str | None, data: str | None, live: LiveMatch, store: MatchStore, table: _Table,
+             discipline: str) -> tuple[Any, Any]:
+    """The phones' web app on ``HOST:PORT``, serving in its own thread, and the feed of camera frames its wizard
+    shows; (None, None) without ``--web``."""
     if spec is None:
-        return None
+        return None, None
     host, sep, port = spec.rpartition(":")
     if not sep or not port.isdigit():
         raise RunError(f"--web {spec}: give HOST:PORT, e.g. 0.0.0.0:8080")
     from .web import WebApp
-    folder = Path(data) if data else Path(store.path).resolve().parent / "web"
-    app = WebApp(live, folder)
+    from .web.camera import FrameFeed
+    from .web.wizard import Wizard
+
+    folder = _web_folder(data, store.path)
+    feed = FrameFeed()
+    preset = table.calibration.table_field if isinstance(table.calibration.table_field, str) else None
+    wizard = Wizard(feed, folder, table=preset, discipline=discipline)
+    wizard.on_saved = table.reload
+    app = WebApp(live, folder, wizard=wizard)
+    app.start_match = table.start_match
+    table.web = app
     try:
         app.serve(host or "0.0.0.0", int(port))
     except OSError as exc:
         raise RunError(f"--web {spec}: cannot listen there ({exc.strerror or exc})") from None
-    print(f"arbitro run: scoreboard on http://{host or '0.0.0.0'}:{port}/", file=sys.stderr)
-    return app
+    print(f"arbitro run: scoreboard on http://{host or '0.0.0.0'}:{port}/, calibration wizard at /wizard",
+          file=sys.stderr)
+    return app, feed
 
 
 def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, calibration: Any,
@@ -201,32 +323,35 @@ def _live(config: Config, spec: Any, display_spec: str, led: int | str | None, c
         except Exception as exc:  # gpiozero: no GPIO here, pin busy, no PWM...
             raise RunError(f"--led {led}: cannot drive the light ({exc})") from None
 
-    def next_game(current: LiveMatch) -> LiveMatch:
-        store.end_match(current.id)
-        return store.new_match(current.info.discipline, current.info.players, distance=current.info.distance,
-                               options=current.info.options, table=current.referee.table)
-
-    with open_display(display_spec, framebuffer=config.display.framebuffer) as display, source:
-        size = display.size or (config.display.width, config.display.height)
-        processor = make_processor(calibration, live, tuple(calibration.camera.image_size))
-        web = _web_app(web_spec, web_data, live, store)
-        loop = LiveLoop(source, processor, live, display=display, light=light, board_size=size,
-                        frame_queue=config.queues.frames, output_queue=config.queues.outputs,
-                        max_fps=config.display.max_fps, max_gap_s=cam.max_gap_ms / 1000.0,
-                        new_match=next_game, web=web, lock=None if web is None else web.lock)
-        buttons = _buttons(config, loop)
-        previous = {s: signal.signal(s, lambda *_: loop.stop()) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            stats = loop.run()
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-            if buttons is not None:
-                buttons.close()
-            if light is not None:
-                light.close()
-            if web is not None:
-                web.close()
+    table = _Table(store, calibration, make_processor, tuple(calibration.camera.image_size))
+    web, feed = _web_app(web_spec, web_data, live, store, table, live.info.discipline)
+    if feed is not None:
+        from .web.camera import TapSource
+        source = TapSource(source, feed)  # the wizard's live view is the loop's own camera
+    try:
+        with open_display(display_spec, framebuffer=config.display.framebuffer) as display, source:
+            size = display.size or (config.display.width, config.display.height)
+            processor = table.processor(live)
+            loop = LiveLoop(source, processor, live, display=display, light=light, board_size=size,
+                            frame_queue=config.queues.frames, output_queue=config.queues.outputs,
+                            max_fps=config.display.max_fps, max_gap_s=cam.max_gap_ms / 1000.0,
+                            new_match=table.next_game, web=web, lock=None if web is None else web.lock)
+            table.loop = loop
+            buttons = _buttons(config, loop)
+            previous = {s: signal.signal(s, lambda *_: loop.stop()) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                stats = loop.run()
+            finally:
+                table.loop = None
+                for s, handler in previous.items():
+                    signal.signal(s, handler)
+                if buttons is not None:
+                    buttons.close()
+                if light is not None:
+                    light.close()
+    finally:
+        if web is not None:
+            web.close()
     return stats, loop.match.summary()
 
 

@@ -8,6 +8,8 @@ import io
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +18,12 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from calibration.file import Calibration, write_calibration
+from calibration.file import Calibration, read_calibration, write_calibration
 from rules.log import read_log
 from rules.registry import referee_for
 from rules.tables import preset
 from device import run_command as rc
+from device.sources import Frame
 from device.store import MatchStore
 
 ROOT = Path(__file__).parents[1]
@@ -150,3 +153,175 @@ def test_a_foreign_store_file_is_one_line(files: dict[str, Path], monkeypatch: p
     code, out, err = run(base_args(files))
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "not an arbitro match store" in err
+
+
+# --- with --web: the wizard's calibration taken by the running loop, and the phones' new match ---------------------
+
+def write_calib(path: Path, table_field: Any = "carom_match", size: tuple[int, int] = (64, 48),
+                height_mm: float = 2000.0) -> Path:
+    from calibration.file import table_from_field
+
+    table = table_from_field(table_field)
+    cam = CameraModel.overhead(table, size, height_mm=height_mm)
+    corners = cam.table_to_image([[0, 0], [table.width, 0], [table.width, table.length], [0, table.length]])
+    write_calibration(path, Calibration(cam, table, np.asarray(corners).reshape(4, 2), {"reprojection_px": 0.1},
+                                        table_field))
+    return path
+
+
+CLUB = {"name": "club", "preset": "carom_match", "width": 1270.0, "length": 2540.0, "ball_diameter": 61.5}
+
+
+class Endless:
+    """A camera that gives small frames until the loop stops it."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+        self.index = 0
+
+    def __enter__(self) -> "Endless":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def read(self) -> Any:
+        if self.stopped.wait(0.005):
+            return None
+        self.index += 1
+        return Frame(np.zeros((48, 64, 3), np.uint8), self.index / 200, self.index)
+
+
+class Idle:
+    def __init__(self, calibration: Any, match: Any, frame_size: tuple[int, int]) -> None:
+        self.calibration, self.match = calibration, match
+
+    def process(self, frame: Any) -> list[Any]:
+        return []
+
+    def on_gap(self, gap: Any) -> list[Any]:
+        return []
+
+
+def test_the_running_loop_takes_a_saved_calibration_and_a_phones_new_match(files: dict[str, Path]) -> None:
+    from device.live import LiveLoop
+    from device.display import NullSink
+    from device.web.server import NewMatch
+
+    store = MatchStore(files["store"])
+    first = read_calibration(files["calib"])
+    live = store.new_match("three_cushion", ("Ana", "Rui"), distance=15, table=first.table)
+    table = rc._Table(store, first, Idle, (64, 48))
+    loop = LiveLoop(Endless(), table.processor(live), live, display=NullSink(), new_match=table.next_game)
+    table.loop = loop
+    runner = threading.Thread(target=loop.run)
+    runner.start()
+    try:
+        # The camera was moved and recalibrated on the same table: the loop's vision takes it between two frames.
+        moved = write_calib(files["dir"] / "moved.calib.json", height_mm=2400.0)
+        assert table.reload(moved) == "the live loop uses it now"
+        assert loop.processor.calibration.camera.camera_centre[2] == pytest.approx(2400.0, abs=1)
+        assert loop.processor.match is live and loop.match is live
+        # A calibration of another table waits for the next match: this one is refereed on its own table.
+        club = write_calib(files["dir"] / "club.calib.json", CLUB)
+        assert "the match in progress is on carom_match" in table.reload(club)
+        assert loop.processor.calibration.table.name == "carom_match"
+        table.start_match(NewMatch(("Bea", "Carl"), 20))
+        assert loop.match.info.players == ("Bea", "Carl") and loop.match.referee.table.length == 2540.0
+        assert loop.processor.match is loop.match and loop.processor.calibration.table.name == "club"
+        assert store.match_info(live.id).ended is not None
+        # The device's next-game button: the same players, a new processor for the new match.
+        loop.press("next_game")
+        deadline = time.monotonic() + 5
+        while len(store.matches()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [m.players for m in store.matches()][-1] == ("Bea", "Carl") and store.matches()[-1].distance == 20
+        # A calibration made at another size is refused, and the loop keeps its own.
+        small = write_calib(files["dir"] / "small.calib.json", size=(32, 24))
+        with pytest.raises(rc.RunError, match="made at 32x24, the camera gives 64x48"):
+            table.reload(small)
+    finally:
+        loop.stop()
+        runner.join(10)
+        store.close()
+    table.loop = None
+    with pytest.raises(rc.RunError, match="not running"):
+        table.reload(moved)
+
+
+def test_a_restart_uses_the_wizards_calibration_when_it_is_the_newer(files: dict[str, Path],
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    web = files["dir"] / "web"
+    web.mkdir()
+    saved = write_calib(web / "table.calib.json", height_mm=2400.0)
+    os.utime(files["calib"], (1_000_000, 1_000_000))
+    assert rc._calibration_path(str(files["calib"]), None, web) == str(files["calib"])  # no --web: no wizard
+    assert rc._calibration_path(str(files["calib"]), "127.0.0.1:0", web) == str(saved)
+    assert "using the calibration saved by the wizard" in capsys.readouterr().err
+    os.utime(files["calib"], None)
+    os.utime(saved, (1_000_000, 1_000_000))
+    assert rc._calibration_path(str(files["calib"]), "127.0.0.1:0", web) == str(files["calib"])
+
+
+def test_run_with_web_serves_the_wizard_on_the_loops_own_camera(files: dict[str, Path],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """arbitro run --web: the wizard's live view is the loop's camera (tapped, not opened twice)."""
+    from device.web.auth import PinStore
+    from tests.test_web_server import request
+
+    clip = files["dir"] / "long.mp4"
+    writer = cv2.VideoWriter(str(clip), cv2.VideoWriter_fourcc(*"mp4v"), 50.0, (64, 48))
+    for i in range(150):  # 3 s at its own rate
+        writer.write(np.full((48, 64, 3), 90, np.uint8))
+    writer.release()
+    monkeypatch.setattr(rc, "vision_factory", lambda: Idle)
+    PinStore(files["dir"] / "web").set("4821")
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = base_args(files, "--web", f"127.0.0.1:{port}", "--web-data", str(files["dir"] / "web"))
+    argv[argv.index("--camera") + 1] = f"file:{clip}"
+    base = f"http://127.0.0.1:{port}"
+    got: list[bytes] = []
+
+    def phone() -> None:  # polls the live view while the run (which needs the main thread's signals) goes on
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not got:
+            try:
+                status, _, body = request(base, "/wizard/live.jpg")
+                if status == 200:
+                    got.append(body)
+            except OSError:
+                pass
+            time.sleep(0.05)
+
+    poller = threading.Thread(target=phone)
+    poller.start()
+    code, out, err = run(argv)
+    poller.join(15)
+    jpeg = got[0] if got else None
+    assert jpeg is not None and jpeg[:2] == b"\xff\xd8"
+    view = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    assert view.shape == (48, 64, 3) and abs(float(view.mean()) - 90) < 3
+    assert code == 0, err
+    assert "calibration wizard at /wizard" in err and json.loads(out)["live"]["frames_read"] == 150
+
+
+def test_with_web_a_restart_resumes_the_match_a_phone_started(files: dict[str, Path],
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    calib = read_calibration(files["calib"])
+    with MatchStore(files["store"]) as store:
+        store.new_match("three_cushion", ("Bea", "Carl"), table=calib.table)
+        live = rc._match(store, "three_cushion", ("Ana", "Rui"), None, {}, calib.table, phones=True)
+        assert live.info.players == ("Bea", "Carl")
+        assert "resuming the unfinished match of Bea and Carl" in capsys.readouterr().err
+        with pytest.raises(rc.RunError, match="an unfinished three_cushion match of Bea and Carl"):
+            rc._match(store, "three_cushion", ("Ana", "Rui"), None, {}, calib.table)  # without --web: refused
+        with pytest.raises(rc.RunError, match="an unfinished three_cushion match"):
+            rc._match(store, "free_game", ("Ana", "Rui"), None, {}, calib.table, phones=True)
