@@ -61,3 +61,17 @@ def test_a_ball_against_a_pin_neither_hides_nor_fells_it(setup):
     obs = PinDetector(CAM, CHAPO).observe(frame, 0.0, background, det)
     assert set(obs.standing) == set(CHAPO_PINS) - {"lat_left"}
     assert set(obs.down) == {"lat_left"}
+
+
+@pytest.mark.parametrize("direction", [(0.0, 1.0), (1.0, 0.0), (0.7, -0.7)])
+def test_a_pin_fallen_across_its_own_spot_is_down(setup, direction):
+    """A pin knocked over pivots on its base: it lies across its own spot, which it still fills (the Chapó
+    fixture's King and laterals). Its length, not the fill, says it is down."""
+    balls, background = setup
+    u = np.asarray(direction) / np.linalg.norm(direction)
+    lying = tuple(np.asarray(SPOTS["king"]) + u * CHAPO.pin_height / 2)
+    pins = [PinSpec(SPOTS[p]) for p in CHAPO_PINS if p != "king"] + [PinSpec(lying, down_direction=tuple(u))]
+    frame = _frame(pins)
+    obs = PinDetector(CAM, CHAPO).observe(frame, 0.0, background, balls.detect(frame, 0.0, background))
+    assert set(obs.standing) == set(CHAPO_PINS) - {"king"} and set(obs.down) == {"king"}
+    assert np.hypot(*(np.array(obs.down["king"]) - lying)) < 12.0

@@ -175,3 +175,65 @@ def test_the_other_sides_ball_set_off_while_the_first_rolls_is_a_strike_of_its_o
     assert abs(ev.events[1].t - 2.0) < 0.004
     if second is EventType.STRIKE:
         assert ev.moving_at[ev.events[1].t] == ("spot",) and ev.moving_at_strike == ()
+
+
+CHAPO = preset("chapo")
+
+
+def _pins(t, down_from: dict[str, float | None]):
+    from rules.tables import chapo_pin_spots
+    from vision.paths import PinStates
+    spots = chapo_pin_spots(CHAPO)
+    ids = tuple(down_from)
+    down = np.array([np.zeros(len(t), bool) if down_from[p] is None else t >= down_from[p] for p in ids])
+    return PinStates(ids, np.array([spots[p] for p in ids]), down)
+
+
+def test_pins_knocked_by_a_ball_are_timed_where_its_path_reaches_them():
+    """Ball 1 runs up the long axis through lat_bottom, the King and lat_top; the detector sees each pin down a
+    frame or two late (a falling pin, the ball over it). Each pin_down is timed where the ball's centre comes
+    within R + the pin's base radius of the spot, and is by the ball."""
+    from rules.tables import chapo_pin_spots
+    spots = chapo_pin_spots(CHAPO)
+    t = np.arange(0, 2.5, 1 / 30)
+    ball = straight_path(t, (635.0, 700.0), (0.0, 3000.0), 0.5)
+    others = [straight_path(t, (300.0, 700.0), (0.0, 0.0)), straight_path(t, (600.0, 2100.0), (0.0, 0.0))]
+    reach = CHAPO.ball_radius + CHAPO.pin_base_diameter / 2
+    true_t = {p: 0.5 + (spots[p][1] - reach - 700.0) / 3000.0 for p in ("lat_bottom", "king", "lat_top")}
+    pins = _pins(t, {**{p: tt + 0.05 for p, tt in true_t.items()}, "lat_left": None, "lat_right": None})
+    ev = find_events(Paths(("1", "2", "mingo"), t, np.stack([ball] + others)), CHAPO, pins=pins)
+    downs = [e for e in ev.events if e.type is EventType.PIN_DOWN]
+    assert [(e.pin, e.by) for e in downs] == [("lat_bottom", "ball"), ("king", "ball"), ("lat_top", "ball")]
+    for e in downs:
+        assert abs(e.t - true_t[e.pin]) < 0.002
+
+
+def test_a_pin_falling_with_no_ball_near_is_down_by_other_and_one_down_at_the_opening_is_no_event():
+    t = np.arange(0, 2.0, 1 / 30)
+    ball = straight_path(t, (300.0, 300.0), (0.0, 800.0), 0.5)  # far from the pins
+    others = [straight_path(t, (1000.0, 700.0), (0.0, 0.0)), straight_path(t, (600.0, 2100.0), (0.0, 0.0))]
+    pins = _pins(t, {"king": 1.0, "lat_left": 0.0, "lat_top": None})
+    ev = find_events(Paths(("1", "2", "mingo"), t, np.stack([ball] + others)), CHAPO, pins=pins)
+    downs = [(e.pin, e.by) for e in ev.events if e.type is EventType.PIN_DOWN]
+    assert downs == [("king", "other")]
+
+
+def test_a_ball_seen_in_a_hole_then_as_a_ghost_in_another_is_potted_once_at_the_first():
+    """The Mingo rolls into the top-left hole; the camera still sees a sliver of it there, then a dark blob in
+    another hole is taken for it. One pocket, where it went in; no cushion from the sliver's jitter."""
+    t = np.arange(0, 3.0, 1 / 30)
+    drop = np.array(CHAPO.pocket("top_left").drop)
+    start = drop + np.array([400.0, -400.0])
+    v = (drop - start) / np.linalg.norm(drop - start) * 1500.0
+    mingo = straight_path(t, start, v, 0.5)
+    d = np.linalg.norm(mingo - drop, axis=1)
+    t_in = t[np.argmax(d <= CHAPO.pocket("top_left").mouth / 2)]
+    mingo[t >= t_in] = np.nan
+    mingo[(t >= t_in) & (t < t_in + 0.1)] = drop + np.array([36.0, -38.0])  # a sliver at the rim, half hidden
+    mingo[(t > 2.0) & (t < 2.1)] = (1250.0, 32.0)  # a ghost in the bottom-right hole
+    others = [straight_path(t, (300.0, 700.0), (0.0, 0.0)), straight_path(t, (900.0, 900.0), (0.0, 0.0))]
+    ev = find_events(Paths(("mingo", "1", "2"), t, np.stack([mingo] + others)), CHAPO)
+    assert [(e.type, e.ball, e.pocket) for e in ev.events if e.ball == "mingo" and e.type is not EventType.STRIKE] \
+        == [(EventType.POCKET, "mingo", "top_left")]
+    pocket = next(e for e in ev.events if e.type is EventType.POCKET)
+    assert abs(pocket.t - (0.5 + (np.linalg.norm(drop - start) - 52.5) / 1500.0)) < 1 / 30

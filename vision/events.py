@@ -13,6 +13,13 @@ paths, not from the frame:
   it there: touched, never a strike, since a free ball rolls to a stop); and a ball a side may strike (a
   ``striker``: the carom whites, Chapó's 1 and 2) setting off unexplained while the first struck ball still rolls
   was struck too: the next shot starting early (``moving_at`` lists what still moved);
+- a pin (Chapó) seen down for a few frames running fell: knocked by the ball whose fitted path brought its
+  centre within R + the pin's base radius of the pin's spot just before (timed where the path reaches that
+  distance), or by something else (``by: other``) when no ball came near;
+- a ball seen inside a pocket's mouth (within half the mouth of its drop point) that is never again seen on the
+  open cloth was potted there, when it crossed into the mouth; what is seen of it after (a ball lying in a
+  Chapó hole, a ghost in another pocket) is dropped from its path, so it makes no cushion and no pocket of its
+  own. The ball must then be gone by the window's end, or lie in a hole (a ball cannot rest over a hole);
 - a ball that vanishes by a pocket was potted; one that vanishes at a cushion going outwards left the table;
   one that vanishes anywhere else was hidden (a cue, an arm) and is not an event.
 """
@@ -24,9 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rules.events import Event, EventType
-from rules.tables import TableSpec
+from rules.tables import Pocket, TableSpec
 
-from .paths import LineFit, Paths, fit, window
+from .paths import LineFit, Paths, PinStates, fit, window
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,9 @@ class EventConfig:
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
+    pocket_rim_mm: float = 6.0  # a ball's centre read this far beyond a pocket's mouth may already be going in
+    pin_down_frames: int = 3  # a pin seen down this many frames running (or to the window's end) has fallen
+    pin_search_frames: int = 8  # ... and the ball that knocked it passed its spot this many frames before, at most
     carried_mm_s: float = 200.0  # a ball going this fast in the frames before it is still again was carried
 
 
@@ -55,21 +65,25 @@ class ShotEvents:
 
 
 def find_events(paths: Paths, table: TableSpec, config: EventConfig = EventConfig(),
-                strikers: tuple[str, ...] = ()) -> ShotEvents:
-    """The events of one shot's paths. ``strikers``: the balls a side may strike (see the module's note)."""
-    finder = _Finder(paths, table, config, strikers)
+                strikers: tuple[str, ...] = (), pins: PinStates | None = None) -> ShotEvents:
+    """The events of one shot's paths. ``strikers``: the balls a side may strike (see the module's note);
+    ``pins``: the Chapó pins' states over the same frames."""
+    finder = _Finder(paths, table, config, strikers, pins)
     return finder.run()
 
 
 class _Finder:
-    def __init__(self, paths: Paths, table: TableSpec, config: EventConfig, strikers: tuple[str, ...] = ()) -> None:
-        self.p = paths
-        self.strikers = strikers
+    def __init__(self, paths: Paths, table: TableSpec, config: EventConfig, strikers: tuple[str, ...] = (),
+                 pins: PinStates | None = None) -> None:
         self.table = table
         self.c = config
         self.r = table.ball_radius
         self.dt = paths.frame_dt
-        self.seen = paths.seen
+        self.potted: dict[int, Event] = {}
+        self.p = self._into_pockets(paths)
+        self.strikers = strikers
+        self.pins = pins
+        self.seen = self.p.seen
         self.speed = _speeds(paths)  # (B, M) mm/s, used by every stage: computed once
 
     # --- the whole shot -----------------------------------------------------------------------------------------
@@ -78,7 +92,7 @@ class _Finder:
         contacts = self.ball_ball() + self.cushions()
         gone, hidden = self.vanished()
         onsets = self.onsets()
-        events: list[Event] = list(contacts) + list(gone)
+        events: list[Event] = list(contacts) + list(gone) + self.pin_downs()
         strike_t = None
         struck = None
         moving_at: dict[float, tuple[str, ...]] = {}
@@ -302,6 +316,77 @@ class _Finder:
         return tuple(ball for b, ball in enumerate(self.p.balls)
                      if ball != exclude and speed[b, max(k - 1, 0)] > threshold)
 
+    # --- pins ---------------------------------------------------------------------------------------------------
+
+    def pin_downs(self) -> list[Event]:
+        if self.pins is None:
+            return []
+        t, xy = self.p.t, self.p.xy
+        big_m = len(t)
+        reach = self.r + self.table.pin_base_diameter / 2
+        out: list[Event] = []
+        for k, pin in enumerate(self.pins.pins):
+            down = self.pins.down[k]
+            if not len(down) or down[0]:
+                continue  # down when the window opened: it fell before this shot
+            kd = _first_run(down, self.c.pin_down_frames)
+            if kd is None:
+                continue
+            lo = max(kd - self.c.pin_search_frames, 0)
+            spot = self.pins.spots[k]
+            best = None
+            for b, ball in enumerate(self.p.balls):
+                tc = _entry_time(t, xy[b], spot, reach, lo, min(kd + 1, big_m - 1), self.c.contact_slack_mm)
+                if tc is not None and (best is None or tc > best):
+                    best = tc  # the last ball to reach the pin before it was seen down knocked it
+            if best is not None:
+                out.append(Event(best, EventType.PIN_DOWN, pin=pin, by="ball"))
+            else:
+                out.append(Event(float(0.5 * (t[kd - 1] + t[kd])), EventType.PIN_DOWN, pin=pin, by="other"))
+        return out
+
+    # --- pockets ------------------------------------------------------------------------------------------------
+
+    def _into_pockets(self, paths: Paths) -> Paths:
+        """The paths without what is seen of a ball once it has gone into a pocket (``potted`` gets its event)."""
+        pockets = self.table.pockets
+        if not pockets:
+            return paths
+        drops = np.array([pk.drop for pk in pockets], dtype=np.float64)
+        radius = np.array([pk.mouth / 2 for pk in pockets])
+        holes = np.array([is_hole(pk) for pk in pockets])
+        xy = paths.xy.copy()
+        t = paths.t
+        big_m = len(t)
+        d = np.linalg.norm(xy[:, :, None, :] - drops[None, None], axis=3)  # (B, M, K), NaN unseen
+        # A ball half over the rim is seen by its part still on the cloth: its centre reads a few mm outwards.
+        zone_r = radius + self.c.pocket_rim_mm
+        inside = np.nan_to_num(d, nan=np.inf) <= zone_r[None, None]
+        zone = np.where(inside.any(axis=2), np.argmax(inside, axis=2), -1)
+        for b in range(len(paths.balls)):
+            seen = np.nonzero(~np.isnan(xy[b, :, 0]))[0]
+            if not len(seen):
+                continue
+            out = seen[zone[b, seen] < 0]
+            last_out = int(out[-1]) if len(out) else -1
+            run = seen[seen > last_out]
+            if not len(run):
+                continue
+            k_in = int(run[0])
+            z = int(zone[b, k_in])
+            gone_at_end = big_m - 1 - int(run[-1]) >= self.c.vanish_frames
+            in_hole = bool(holes[zone[b, run[-1]]])
+            if not (gone_at_end or in_hole):
+                continue  # at rest in a pocket's jaws, on the cloth: not potted
+            tp = float(t[k_in])
+            if last_out >= 0:  # when the centre crossed into the mouth, between the two sightings
+                d0, d1 = d[b, last_out, z], d[b, k_in, z]
+                w = float(np.clip((d0 - radius[z]) / (d0 - d1), 0.0, 1.0)) if d0 > d1 else 1.0
+                tp = float(t[last_out] + w * (t[k_in] - t[last_out]))
+            self.potted[b] = Event(tp, EventType.POCKET, ball=paths.balls[b], pocket=pockets[z].name)
+            xy[b, k_in:] = np.nan
+        return Paths(paths.balls, t, xy) if self.potted else paths
+
     # --- vanishing: pockets, off the table, hidden --------------------------------------------------------------
 
     def vanished(self) -> tuple[list[Event], tuple[str, ...]]:
@@ -311,6 +396,11 @@ class _Finder:
         hidden: list[str] = []
         for b, ball in enumerate(self.p.balls):
             seen = np.nonzero(self.seen[b])[0]
+            if b in self.potted:
+                events.append(self.potted[b])
+                if len(seen) and np.any(~self.seen[b, seen[0]:seen[-1] + 1]):
+                    hidden.append(ball)
+                continue
             if not len(seen):
                 continue
             last = int(seen[-1])
@@ -370,6 +460,44 @@ def _local_minima(d: np.ndarray) -> list[int]:
         if d[k] < left and d[k] <= right:
             out.append(int(k))
     return out
+
+
+def is_hole(pocket: Pocket) -> bool:
+    """A hole in the cloth (Chapó's troneras): both jaws on the rim of the mouth's circle round the drop point, the
+    drop point off the jaw line (a middle pocket's drop point lies on it: a channel)."""
+    drop = np.asarray(pocket.drop, dtype=np.float64)
+    jaws = np.asarray(pocket.jaws, dtype=np.float64)
+    on_rim = np.allclose(np.linalg.norm(jaws - drop, axis=1), pocket.mouth / 2, atol=1e-6)
+    return bool(on_rim and np.linalg.norm(jaws.mean(axis=0) - drop) > 1e-6)
+
+
+def _first_run(flags: np.ndarray, n: int) -> int | None:
+    """The first index from which ``flags`` hold ``n`` times running (or to the end)."""
+    m = len(flags)
+    for k in np.nonzero(flags)[0]:
+        if flags[k:min(k + n, m)].all():
+            return int(k)
+    return None
+
+
+def _entry_time(t: np.ndarray, xy: np.ndarray, spot: np.ndarray, reach: float, lo: int, hi: int,
+                slack: float) -> float | None:
+    """When a ball's path (line fits over the frames either side) first brings its centre within ``reach`` of
+    ``spot`` between frames ``lo`` and ``hi``; a pass that only grazes (within ``slack`` beyond) counts at its
+    closest point. None when the ball stays clear."""
+    d = np.linalg.norm(xy[lo:hi + 1] - spot, axis=1)
+    if not (~np.isnan(d)).any() or np.nanmin(d) > reach + slack + 1e-9:
+        return None
+    for k in range(lo, hi):
+        f = fit(t[max(k - 1, 0):k + 3], xy[max(k - 1, 0):k + 3])
+        if f is None:
+            continue
+        ts = np.linspace(t[k], t[k + 1], 65)
+        gap = np.linalg.norm(f.at(ts) - spot, axis=1) - reach
+        inside = np.nonzero(gap <= 0)[0]
+        if len(inside):
+            return float(ts[inside[0]])
+    return float(t[lo + int(np.nanargmin(d))])  # a graze: at its closest frame
 
 
 def _first_seen(seen: np.ndarray, start: int) -> int | None:

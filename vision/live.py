@@ -48,6 +48,15 @@ def strikers_for(discipline: str) -> tuple[str, ...]:
     return ("cue",)
 
 
+def pins_for(discipline: str, camera: Any, table: Any, detector: Any) -> Any:
+    """Chapó: the pins observer over the detector's empty-table model (None for the other disciplines, or a
+    detector without one)."""
+    if discipline != "chapo" or not hasattr(detector, "background"):
+        return None
+    from .pins import FramePins, PinDetector
+    return FramePins(PinDetector(camera, table), lambda: detector.background)
+
+
 def lookalikes_for(discipline: str) -> tuple[str, str] | None:
     """Balls the camera may not tell apart: the carom whites (the spot's dots are a few pixels at best)."""
     from rules.balls import CAROM_DISCIPLINES
@@ -90,7 +99,9 @@ class LiveVision:
         balls = balls_for(referee.discipline, options)
         self.pipeline = VisionPipeline(detector, balls, self.calibration.table, cue_ball=self._cue_ball,
                                        lookalikes=lookalikes_for(referee.discipline),
-                                       strikers=strikers_for(referee.discipline))
+                                       strikers=strikers_for(referee.discipline),
+                                       pins=pins_for(referee.discipline, self.calibration.camera,
+                                                     self.calibration.table, detector))
         self._warm = []
 
     def on_gap(self, gap: _Gap) -> list[Shot]:

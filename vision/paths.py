@@ -41,6 +41,23 @@ class Paths:
         return float(np.median(np.diff(self.t))) if len(self.t) > 1 else 1 / 60
 
 
+@dataclass(frozen=True, eq=False)
+class PinStates:
+    """Chapó pins over a shot's frames: each pin's spot and, per frame, whether the detector saw it down."""
+
+    pins: tuple[str, ...]
+    spots: np.ndarray  # (P, 2) cloth mm
+    down: np.ndarray  # (P, M) bool
+
+    def __post_init__(self) -> None:
+        spots = np.asarray(self.spots, dtype=np.float64).reshape(-1, 2)
+        down = np.asarray(self.down, dtype=bool)
+        if spots.shape[0] != len(self.pins) or down.ndim != 2 or down.shape[0] != len(self.pins):
+            raise ValueError(f"pin states: {len(self.pins)} pins but spots {spots.shape}, down {down.shape}")
+        object.__setattr__(self, "spots", spots)
+        object.__setattr__(self, "down", down)
+
+
 @dataclass(frozen=True)
 class LineFit:
     """p(t) = p0 + v (t - t0) + a (t - t0)^2 / 2 fitted to a few samples (a = 0 for a straight fit)."""

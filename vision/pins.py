@@ -3,7 +3,9 @@
 A standing pin is seen from above as the outline of its cylinder from base to top, which the camera model gives
 at each spot (near the table centre, under the camera, nearly a disc a few pixels across). A pin stands when most
 of that outline differs from the empty table, counting only the part no ball covers (a ball resting against a pin
-must not hold it up, nor knock it down). A fallen pin is a small elongated blob, about its length by its width,
+must not hold it up, nor knock it down), and the blob there is no longer than a standing pin looks: a pin knocked
+over usually lies across its own spot, filling the outline too, but as long as the pin (its second moment along
+its axis, which the standing outline's is far below). A fallen pin is a small elongated blob, about its length by its width,
 within reach of the pin cross, that no ball and no standing pin explains; fallen pins are matched to such blobs
 nearest to their own spot first. The work is done at full resolution in one window over the pin cross: a pin is
 only about 6 px wide at 1456 x 1088.
@@ -12,7 +14,7 @@ only about 6 px wide at 1456 x 1088.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 import cv2
 import numpy as np
@@ -61,6 +63,11 @@ class PinDetector:
         ppm = float(camera.pixels_per_mm(centre, 0.0))
         self._lying_area = table.pin_height * table.pin_base_diameter * ppm * ppm
         self._pin_width_px = table.pin_base_diameter * ppm
+        # Most of a lying pin's length: a pin lying there. (A blob's length is sqrt(12 x its largest second
+        # moment), exact for a thin bar; a standing pin's blob, its soft edge and shadow included, stays near half
+        # a lying pin's length: on the virtual table at 640 x 480, 5-7 px standing, 14 lying, the cut at 8.5.)
+        self._down_length = {p: max(0.85 * table.pin_height * float(camera.pixels_per_mm(xy, 0.0)),
+                                    1.5 * _length(self._outlines[p])) for p, xy in self.spots.items()}
         self._last: dict[str, bool] = {p: True for p in self.spots}
 
     def _outline_mask(self, xy: tuple[float, float], shape: tuple[int, int]) -> np.ndarray:
@@ -87,6 +94,7 @@ class PinDetector:
             for (x, y), r in zip(balls.px - self._origin, balls.radius_px):
                 cv2.circle(covered, (int(round(x)), int(round(y))), int(np.ceil(r * 1.15)) + 1, 1, -1)
         covered_b = covered.astype(bool)
+        _, labels = cv2.connectedComponents(((fg > 0.5) & ~covered_b).astype(np.uint8), connectivity=8)
         standing: dict[str, tuple[float, float]] = {}
         fallen: list[str] = []
         for pin, outline in self._outlines.items():
@@ -95,7 +103,7 @@ class PinDetector:
             if share < self.config.min_visible:
                 up = self._last[pin]
             else:
-                up = float(fg[visible].mean()) >= self.config.standing_fill
+                up = float(fg[visible].mean()) >= self.config.standing_fill and not self._lying_across(labels, visible, pin)
             self._last[pin] = up
             if up:
                 standing[pin] = self.spots[pin]
@@ -103,6 +111,15 @@ class PinDetector:
                 fallen.append(pin)
         down = self._place_fallen(fg, covered_b, standing, fallen)
         return PinObservation(t, standing, down)
+
+    def _lying_across(self, labels: np.ndarray, visible: np.ndarray, pin: str) -> bool:
+        """Whether the blob over a pin's spot is as long as a lying pin."""
+        under = labels[visible]
+        under = under[under > 0]
+        if not len(under):
+            return False
+        blob = labels == np.bincount(under).argmax()
+        return _length(blob) > self._down_length[pin]
 
     def _place_fallen(self, fg: np.ndarray, covered: np.ndarray, standing: Mapping[str, tuple[float, float]],
                       fallen: list[str]) -> dict[str, tuple[float, float]]:
@@ -139,3 +156,25 @@ class PinDetector:
         for p in fallen:
             out.setdefault(p, self.spots[p])
         return out
+
+
+def _length(mask: np.ndarray) -> float:
+    """sqrt(12 x the largest second moment) of a mask's pixels: the length of a thin bar, 0.87 of a disc's
+    diameter."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) < 3:
+        return float(len(xs))
+    ev = np.linalg.eigvalsh(np.cov(np.stack([xs, ys]).astype(np.float64)))
+    return float(np.sqrt(12.0 * max(ev[-1], 0.0)))
+
+
+class FramePins:
+    """A PinDetector over a frame detector's empty-table model: the pipeline's pin observer (the model is asked
+    for each frame, since the detector follows the light on it)."""
+
+    def __init__(self, pins: PinDetector, background: Callable[[], BackgroundModel]) -> None:
+        self.pins = pins
+        self.background = background
+
+    def observe(self, image: np.ndarray, t: float, balls: Detections) -> PinObservation:
+        return self.pins.observe(image, t, self.background(), balls)

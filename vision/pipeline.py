@@ -16,8 +16,8 @@ import numpy as np
 from rules.shot import Shot
 from rules.tables import TableSpec
 
-from .detections import Detections
-from .events import EventConfig
+from .detections import Detections, PinObservation
+from .events import EventConfig, is_hole
 from .shots import SegmenterConfig, ShotSegmenter
 from .tracking import BallTracker, TrackerConfig
 
@@ -28,6 +28,11 @@ STAGE_HISTORY = 3600
 class Detector(Protocol):
     def detect(self, image: np.ndarray, t: float) -> Detections:
         """Every ball in one frame (and its identity probabilities)."""
+
+
+class PinObserver(Protocol):
+    def observe(self, image: np.ndarray, t: float, balls: Detections) -> PinObservation:
+        """Chapó: which pins stand in one frame (the balls found in it hide what they cover)."""
 
 
 def _recent() -> deque:
@@ -53,8 +58,11 @@ class VisionPipeline:
                  initial: Mapping[str, tuple[float, float]] | None = None,
                  lookalikes: tuple[str, str] | None = None,
                  tracker: TrackerConfig = TrackerConfig(), segmenter: SegmenterConfig = SegmenterConfig(),
-                 events: EventConfig = EventConfig(), strikers: tuple[str, ...] = ()) -> None:
+                 events: EventConfig = EventConfig(), strikers: tuple[str, ...] = (),
+                 pins: PinObserver | None = None) -> None:
         self.detector = detector
+        self.pins = pins
+        self.radius = table.ball_radius
         self.balls = balls
         self.cue_ball = cue_ball
         # Two balls the camera may not tell apart (the carom whites when the spot's dots are too small to see):
@@ -63,6 +71,11 @@ class VisionPipeline:
         self.settled = lookalikes is None
         self.tracker = BallTracker(balls, initial=initial, config=tracker, ball_diameter=table.ball_diameter)
         self.segmenter = ShotSegmenter(balls, table, cue_ball, segmenter, events, strikers)
+        # Chapó's corner holes: nothing seen over a hole is a ball on the table (a potted ball lying in it, the
+        # hole's own dark rim taken for a ball); left in, a vanished ball's widening gate would take it.
+        holes = [pk for pk in table.pockets if is_hole(pk)]
+        self._holes = (np.array([pk.drop for pk in holes], dtype=np.float64).reshape(-1, 2),
+                       np.array([pk.mouth / 2 for pk in holes]))
         self.times = StageTimes()
         self.last_positions = np.full((len(balls), 2), np.nan)
         self.frames = 0
@@ -70,10 +83,22 @@ class VisionPipeline:
     def process(self, image: np.ndarray, t: float) -> Shot | None:
         t0 = time.perf_counter()
         det = self.detector.detect(image, t)
+        if len(self._holes[1]) and len(det):
+            over = np.linalg.norm(det.xy[:, None, :] - self._holes[0][None], axis=2) < self._holes[1][None]
+            if over.any():
+                det = det.subset(~over.any(axis=1))
+        pins = self.pins.observe(image, t, det) if self.pins is not None else None
+        if pins is not None and pins.down and len(det):
+            # A lying pin looks enough like a small ball to be detected as one; no ball's centre can be within
+            # a radius of a lying pin's middle (the pin would be under it).
+            lying = np.array(list(pins.down.values()), dtype=np.float64).reshape(-1, 2)
+            near = np.linalg.norm(det.xy[:, None, :] - lying[None], axis=2) < self.radius
+            if near.any():
+                det = det.subset(~near.any(axis=1))
         t1 = time.perf_counter()
         xy = self.tracker.update(det)
         t2 = time.perf_counter()
-        shot = self.segmenter.feed(t, xy)
+        shot = self.segmenter.feed(t, xy, pins)
         if shot is not None and not self.settled:
             shot = self._settle_lookalikes(shot)
         t3 = time.perf_counter()

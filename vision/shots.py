@@ -27,8 +27,9 @@ from rules.events import EventType
 from rules.shot import Shot
 from rules.tables import TableSpec
 
+from .detections import PinObservation
 from .events import EventConfig, find_events
-from .paths import Paths
+from .paths import Paths, PinStates
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class SegmenterConfig:
 class _Frame:
     t: float
     xy: np.ndarray  # (B, 2), NaN unseen
+    pins: PinObservation | None = None  # Chapó: the pins seen in this frame
 
 
 class ShotSegmenter:
@@ -70,9 +72,9 @@ class ShotSegmenter:
 
     # --- feeding ------------------------------------------------------------------------------------------------
 
-    def feed(self, t: float, xy: np.ndarray) -> Shot | None:
-        """One frame's positions (B, 2); returns a Shot when this frame closes one."""
-        frame = _Frame(t, np.asarray(xy, dtype=np.float64).copy())
+    def feed(self, t: float, xy: np.ndarray, pins: PinObservation | None = None) -> Shot | None:
+        """One frame's positions (B, 2) (and, in Chapó, its pins); returns a Shot when this frame closes one."""
+        frame = _Frame(t, np.asarray(xy, dtype=np.float64).copy(), pins)
         queued = self._queued.popleft()() if self._queued else None
         shot = self._at_rest(frame) if self.open is None else self._moving(frame)
         if queued is not None:
@@ -156,7 +158,8 @@ class ShotSegmenter:
         t = np.array([f.t for f in frames])
         xy = np.stack([f.xy for f in frames], axis=1)  # (B, M, 2)
         paths = Paths(self.balls, t, xy)
-        found = find_events(paths, self.table, self.events_config, self.strikers)
+        pin_states = _pin_states(frames, self.table)
+        found = find_events(paths, self.table, self.events_config, self.strikers, pin_states)
         start_rest = self.rest.copy()
         end = self._end_positions(xy)
         gone = {e.ball for e in found.events if e.type in (EventType.POCKET, EventType.OFF_TABLE)}
@@ -191,7 +194,9 @@ class ShotSegmenter:
                                          if e.type in (EventType.POCKET, EventType.OFF_TABLE)}
             moving = found.moving_at_strike if first else found.moving_at.get(lo, ())
             in_piece = (t >= lo) & (t <= hi) if not first else t <= hi
-            pieces.append(dict(t_start=float(min(t[0], piece_events[0].t if piece_events else t[0])) if first
+            pins_start = _standing(frames, 0 if first else int(np.searchsorted(t, lo)) - 1)
+            pins_end = _standing(frames, len(frames) - 1 if last else int(np.searchsorted(t, hi)) - 1)
+            pieces.append(dict(pins_start=pins_start, pins_end=pins_end,t_start=float(min(t[0], piece_events[0].t if piece_events else t[0])) if first
                                else float(lo), t_end=float(t[-1]) if last else float(hi),
                                start=at_lo, end=at_hi, events=piece_events, gone_before=gone_before,
                                gone=gone_by_end, moving=moving, frames=in_piece))
@@ -218,6 +223,7 @@ class ShotSegmenter:
                 cue_ball=self.cue_ball(), t_start=piece["t_start"], t_end=piece["t_end"], start=start,
                 events=piece["events"], end=end_d, tracks={k: v for k, v in tracks.items() if v},
                 moving_at_strike=piece["moving"], confidence=confidence, notes=notes,
+                pins_start=piece["pins_start"], pins_end=piece["pins_end"],
             )
             return _clamped(shot, self.table)
         return make
@@ -247,6 +253,31 @@ class ShotSegmenter:
             if len(seen):
                 out[b] = np.mean(xy[b, seen[-settle:]], axis=0)
         return out
+
+
+def _pin_states(frames: list[_Frame], table: TableSpec) -> PinStates | None:
+    """The pins' states over a window's frames (None when no frame saw pins: not Chapó)."""
+    seen = [f.pins for f in frames if f.pins is not None]
+    if not seen:
+        return None
+    from rules.tables import chapo_pin_spots
+    spots = chapo_pin_spots(table)
+    ids = tuple(p for p in spots if any(p in o.standing or p in o.down for o in seen))
+    down = np.zeros((len(ids), len(frames)), dtype=bool)
+    for m, f in enumerate(frames):
+        if f.pins is not None:
+            down[:, m] = [p in f.pins.down for p in ids]
+        elif m:
+            down[:, m] = down[:, m - 1]
+    return PinStates(ids, np.array([spots[p] for p in ids]).reshape(-1, 2), down)
+
+
+def _standing(frames: list[_Frame], k: int) -> dict[str, tuple[float, float]]:
+    """The pins standing (and where) in frame ``k``, or the nearest frame before it that saw pins."""
+    for f in reversed(frames[:max(k, 0) + 1]):
+        if f.pins is not None:
+            return {p: (round(float(x), 2), round(float(y), 2)) for p, (x, y) in f.pins.standing.items()}
+    return {}
 
 
 def _positions_at(t: np.ndarray, xy: np.ndarray, at: float) -> np.ndarray:
