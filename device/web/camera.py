@@ -25,13 +25,26 @@ LIVE_WIDTH = 640  # pixels across; a phone shows it a few centimetres wide
 JPEG_QUALITY = 70
 
 
-def _encode_jpeg(image: np.ndarray, width: int, quality: int) -> bytes | None:
+def _shrink(image: np.ndarray, width: int) -> np.ndarray:
+    """``image`` at most ``width`` across. Averaging by a whole factor first: OpenCV's area resize is ten times
+    faster at a whole factor (0.3 ms for 1456x1088 by 2 here, 8 ms by 2.275), and what is left is a small step
+    that bilinear does without aliasing."""
     import cv2
 
     h, w = image.shape[:2]
+    k = w // width
+    if k >= 2:
+        image = cv2.resize(image, (w // k, h // k), interpolation=cv2.INTER_AREA)
+        h, w = image.shape[:2]
     if w > width:
-        image = cv2.resize(image, (width, max(1, round(h * width / w))), interpolation=cv2.INTER_AREA)
-    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        image = cv2.resize(image, (width, max(1, round(h * width / w))), interpolation=cv2.INTER_LINEAR)
+    return image
+
+
+def _encode_jpeg(image: np.ndarray, width: int, quality: int) -> bytes | None:
+    import cv2
+
+    ok, buf = cv2.imencode(".jpg", _shrink(image, width), [cv2.IMWRITE_JPEG_QUALITY, quality])
     return buf.tobytes() if ok else None
 
 
@@ -140,8 +153,8 @@ class StillWatch:
     the sample the current still period began with, not just with the one before, so a ball rolling slowly
     enough to move less than a threshold between two samples still counts as moving once it has moved at all.
 
-    A pixel changed when its grey level (at ``width`` pixels across, lightly blurred so sensor noise does not
-    count) differs by more than ``level``; the view changed when at least ``min_pixels`` did: at 320 pixels
+    A pixel changed when its grey level (at about ``width`` pixels across, lightly blurred so sensor noise does
+    not count) differs by more than ``level``; the view changed when at least ``min_pixels`` did: at 320 pixels
     across a ball on a full carom table is about 7 pixels wide, so a moving ball changes a few tens.
     """
 
@@ -162,7 +175,8 @@ class StillWatch:
 
         grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         h, w = grey.shape[:2]
-        small = cv2.resize(grey, (self.width, max(1, round(h * self.width / w))), interpolation=cv2.INTER_AREA)
+        k = max(1, w // self.width)  # a whole factor (fast, see _shrink): 364 across from 1456, 320 from 640
+        small = cv2.resize(grey, (w // k, h // k), interpolation=cv2.INTER_AREA) if k > 1 else grey
         return cv2.GaussianBlur(small, (5, 5), 0).astype(np.int16)
 
     def update(self, image: np.ndarray, t: float) -> Stillness:

@@ -3,8 +3,8 @@ the automatic calibration of that still, and saving the calibration from four co
 with the table preset and the end that is the bottom.
 
 The camera is given when the app starts, never by a request; everything written goes into the app's data folder
-under fixed names. The still and the calibrations are made by ``arbitro calibrate``'s own code, so the wizard and
-the command cannot drift apart.
+under fixed names. The calibrations are made by ``arbitro calibrate`` itself, in a child process (see
+``calibrate``), so the wizard and the command cannot drift apart.
 
 Which end is the bottom (DESIGN.md section 2: the starting line, the baulk, the head end, the *cabaña de salida*)
 has no field of its own in the calibration file: it is the order of ``corners_px`` (bottom-left, bottom-right,
@@ -15,7 +15,11 @@ order by two; what is saved is the order the person last saw.
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -43,10 +47,49 @@ class WizardError(ValueError):
 
 def _args(source: str, out: Path, *, table: str | None, lens: str | None, corners: str | None = None,
           overlay: Path | None = None) -> argparse.Namespace:
-    # The same namespace ``arbitro calibrate`` parses, so the wizard and the command cannot drift apart.
+    # The same namespace ``arbitro calibrate`` parses (tests compare the wizard with the command through it).
     return argparse.Namespace(source=source, out=str(out), table=table, discipline=None, lens=lens,
                               intrinsics=None, corners=corners, overlay=None if overlay is None else str(overlay),
                               frames=9)
+
+
+CALIBRATE_TIMEOUT_S = 120.0
+
+
+def calibrate(source: Path, out: Path, *, table: str | None, lens: str | None, corners: str | None = None,
+              overlay: Path | None = None) -> dict[str, Any]:
+    """``arbitro calibrate`` in a process of its own; its JSON result, or WizardError with its one-line message.
+
+    Not in-process: the calibration of a full-size still peaks at over 100 MB and the allocator keeps most of it
+    (bench_web measured +87 MiB staying after one), far over the web app's budget on top of the live loop; a
+    child gives it all back when it exits, and its crash cannot take the referee down.
+    """
+    import device
+
+    argv = [sys.executable, "-m", "device.calibrate_command", "calibrate", str(source), "--out", str(out)]
+    if table:
+        argv += ["--table", table]
+    if lens:
+        argv += ["--lens", lens]
+    if corners:
+        argv.append(f"--corners={corners}")  # with "=": a negative first number is not read as an option
+    if overlay is not None:
+        argv += ["--overlay", str(overlay)]
+    env = dict(os.environ)
+    root = str(Path(device.__file__).resolve().parents[1])  # the child imports this very arbitro
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=CALIBRATE_TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise WizardError(f"the calibration took over {CALIBRATE_TIMEOUT_S:.0f} s") from None
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        message = lines[-1] if lines else f"the calibration failed (exit {proc.returncode})"
+        raise WizardError(message.removeprefix("arbitro calibrate: ").removeprefix("arbitro: "))
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise WizardError("the calibration gave no result") from None
 
 
 class Wizard:
@@ -127,8 +170,6 @@ class Wizard:
     def _take(self, image: Any, token: int) -> None:
         import cv2
 
-        from ..calibrate_command import CalibrateError, run_calibrate
-
         with self._calibrating:
             with self._lock:
                 if token != self._token:
@@ -140,10 +181,10 @@ class Wizard:
                 auto: dict[str, Any] = {"found": False, "error": "the still cannot be written", "corners_px": None}
             else:
                 try:
-                    result = run_calibrate(_args(str(still), self.data_dir / AUTO_FILE, table=self._default_table(),
-                                                 lens=self.lens, overlay=self.data_dir / OVERLAY_FILE))
+                    result = calibrate(still, self.data_dir / AUTO_FILE, table=self._default_table(),
+                                       lens=self.lens, overlay=self.data_dir / OVERLAY_FILE)
                     auto = {"found": True, **_public(result)}
-                except CalibrateError as exc:
+                except WizardError as exc:
                     auto = {"found": False, "error": str(exc), "corners_px": None}
             with self._lock:
                 if token == self._token:
@@ -190,8 +231,6 @@ class Wizard:
     def save(self, body: Any) -> dict[str, Any]:
         """Calibrate the still from the four corners given (bottom-left, bottom-right, top-right, top-left: the
         order says which end is the bottom) on the chosen table preset, and save the calibration file."""
-        from ..calibrate_command import CalibrateError, run_calibrate
-
         if not isinstance(body, dict):
             raise LogError("wizard", None, 'must be a JSON object like {"corners": [...], "table": "carom_match"}')
         unknown = sorted(set(body) - {"corners", "table", "discipline"})
@@ -220,12 +259,8 @@ class Wizard:
             raise LogError("wizard", "corners", "a corner lies far outside the picture")
         text = ",".join(f"{float(v):.2f}" for c in corners for v in c)
         with self._calibrating:
-            try:
-                result = run_calibrate(_args(str(self.data_dir / STILL_FILE), self.data_dir / CALIB_FILE,
-                                             table=table, lens=self.lens, corners=text,
-                                             overlay=self.data_dir / OVERLAY_FILE))
-            except CalibrateError as exc:
-                raise WizardError(str(exc)) from None
+            result = calibrate(self.data_dir / STILL_FILE, self.data_dir / CALIB_FILE, table=table,
+                               lens=self.lens, corners=text, overlay=self.data_dir / OVERLAY_FILE)
         with self._lock:
             self._auto = {"found": True, **_public(result)}
             if discipline:
