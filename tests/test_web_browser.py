@@ -161,6 +161,8 @@ def test_new_match_from_the_scoreboard_with_players_and_distance(table, tmp_path
     page.fill("#nm-distance", "20")
     page.click("#new-match")  # the first tap only asks
     sync_api.expect(page.locator("#new-match")).to_have_text("Tap again: end this match")
+    page.locator("#match-form h2").scroll_into_view_if_needed()
+    screenshot(page, tmp_path, "new_match_phone.png")
     assert len(store.matches()) == 1
     page.click("#new-match")
     sync_api.expect(page.locator("#message")).to_have_text("Started: new match")
