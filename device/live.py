@@ -181,7 +181,8 @@ class LiveLoop:
 
     def call_soon(self, fn: Callable[["LiveLoop"], None]) -> None:
         """Run ``fn(loop)`` on the processing thread between two frames, then redraw the board: how a calibration
-        saved from a phone swaps ``processor`` (and a phone's new match ``match``) in order with the shots."""
+        saved from a phone swaps ``processor`` (and a phone's new match ``match``) in order with the shots. An
+        exception from ``fn`` stops the loop as a processor's would: a caller that expects one catches it in ``fn``."""
         self._events.put(("call", fn))
 
     def run(self) -> LiveStats:

@@ -2,6 +2,7 @@
 
     arbitro run --camera SPEC --calib FILE --discipline NAME --players "Ana,Rui" [--distance N]
                 [--store match.db] [--display fb|window|png:PATH|none] [--led GPIO|rgb|none] [--config FILE]
+                [--web HOST:PORT [--web-data DIR]]
 
 Everything the command line does not say comes from the TOML config (``device.config``). Bad input is one line on
 stderr and exit status 2; at the end one JSON line on stdout: ``{"live": {...figures...}, "match": {...}}``.
