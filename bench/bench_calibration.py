@@ -1,18 +1,21 @@
-"""Calibration accuracy on rendered views of an empty table: ball-centre positions and corners against the truth.
+"""Calibration accuracy on views of the virtual table (``sim.render``): ball-centre positions and corners against
+the truth.
 
-    python -m bench.bench_calibration [--views 50] [--seed 1] [--size 1280x960]
+    python -m bench.bench_calibration [--views 50] [--seed 1] [--size 1280x960] [--discipline three_cushion]
     python -m bench.bench_calibration --real      # the hand-marked real views of tests/real_corners.json
 
-Each view draws at random: the camera height (1.9 to 3.2 m, as fits the lens), a tilt of 0 to 10 degrees towards a
-random side, a small roll, the lens (the standard Camera Module 3, or the wide one) with its focal length off the
-nominal by up to 2 % and its distortion off the nominal, a cloth colour (green, blue, grey, tournament blue), uneven
-light (up to 30 % darker at the far side from the light) and, in half the views, a person at the table edge. The
-calibration is given only the lens's name (its nominal field of view and distortion as a starting point).
+Each view draws at random: the camera height (as fits the lens, up to 15 % higher), a tilt of 0 to 10 degrees
+towards a random end, a little towards a long cushion and a small roll, the lens (the standard Camera Module 3, or
+the wide one) with its focal length off the nominal by up to 2 % and its distortion off the nominal, a cloth colour
+(green, blue, grey, tournament blue), uneven light (lamp pools moved and of random strength, more or less
+vignetting), sensor noise and JPEG, and in half the views a person at the table's edge leaning on it (hands on the
+rail or the cushion). The balls stand at the discipline's opening positions. The calibration is given only the
+lens's name (its nominal field of view and distortion as a starting point), or nothing with ``--no-lens``.
 
 Figures: per view, the error of the calibrated ball-centre mapping (a ball's pixel centre, projected by the true
 camera from z = R, mapped back through the ball-centre plane, against its true cloth point) over a 15 x 29 grid
-covering the whole play area; and the corner error in pixels. Printed: the median and maximum over all views,
-the worst view, and the time per calibration.
+covering the whole play area; and the corner error in pixels (the nose corners, at the nose height). Printed: the
+median and maximum over all views, the worst view, and the time per calibration.
 """
 
 from __future__ import annotations
@@ -25,16 +28,21 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.calibration_views import CLOTHS, Scene, render
 from calibration.auto import calibrate_view
 from calibration.camera import CameraModel
 from calibration.distortion import LENSES
 from calibration.pose import nose_height_mm, table_corners
 from calibration.table_finder import TableNotFound
 from rules.tables import preset
+from sim.layouts import opening_layout
+from sim.physics import simulate
+from sim.render import Bystander, Effects, Lighting, Renderer
+
+CLOTHS = {"green": (40, 140, 30), "blue": (170, 95, 20), "grey": (120, 118, 112), "tournament_blue": (150, 70, 10)}
 
 
-def random_view(rng: np.random.Generator, table, size: tuple[int, int]) -> tuple[CameraModel, Scene, str]:
+def random_view(rng: np.random.Generator, table, size: tuple[int, int]) -> tuple[CameraModel, dict, str]:
+    """A camera and the scene's look (cloth, effects) for one view, and a one-line description."""
     lens_name = "cm3" if rng.random() < 0.5 else "cm3_wide"
     lens = LENSES[lens_name]
     w, h = size
@@ -49,18 +57,38 @@ def random_view(rng: np.random.Generator, table, size: tuple[int, int]) -> tuple
     # And a little towards a long cushion (about the camera's x axis), and a roll.
     cam = cam.moved((rng.uniform(-0.05, 0.05), 0, rng.uniform(-0.03, 0.03)))
     cloth = list(CLOTHS)[int(rng.integers(len(CLOTHS)))]
-    person = None
+    lamps = tuple((float(rng.uniform(0.3, 0.7)), float(rng.uniform(0.15, 0.85))) for _ in range(int(rng.integers(1, 4))))
+    # The Pi's ISP corrects most of the lens's shading: what is left is a fifth or less of the cos^4 fall-off.
+    lighting = Lighting(ambient=float(rng.uniform(0.7, 0.85)), lamps=lamps, strength=float(rng.uniform(0.08, 0.25)),
+                        radius=(float(rng.uniform(0.7, 1.0)), float(rng.uniform(0.35, 0.5))),
+                        vignetting=float(rng.uniform(0.05, 0.2)))
+    people: tuple[Bystander, ...] = ()
     if rng.random() < 0.5:
         side = int(rng.integers(4))
-        t = rng.uniform(0.2, 0.8)
-        r = rng.uniform(200, 350)
-        pos = [(t * table.width, -r * 0.8), (table.width + r * 0.8, t * table.length),
-               (t * table.width, table.length + r * 0.8), (-r * 0.8, t * table.length)][side]
-        person = (pos[0], pos[1], r)
-    scene = Scene(table, cloth_bgr=CLOTHS[cloth], nose_height=nose_height_mm(table),
-                  light_gain=rng.uniform(0, 0.3), light_centre=(rng.uniform(0.2, 0.8), rng.uniform(0.2, 0.8)),
-                  person=person, noise=rng.uniform(1, 3))
-    return cam, scene, f"{lens_name} h={height:.0f} tilt={tilt:+.1f} {cloth}{' person' if person else ''}"
+        a = float(rng.uniform(0.2, 0.8))
+        reach = [float(rng.uniform(-150, 20)) for _ in range(2)]  # how far in from the nose line: rail to cloth
+        spread = float(rng.uniform(150, 300))
+        if side in (0, 2):  # a short cushion: bottom or top
+            y_out, y_in = (-450.0, 0.0) if side == 0 else (table.length + 450.0, table.length)
+            sgn = 1.0 if side == 0 else -1.0
+            x = a * table.width
+            people = (Bystander((x, y_out), ((x - spread, y_in + sgn * reach[0]), (x + spread, y_in + sgn * reach[1]))),)
+        else:
+            x_out, x_in = (table.width + 450.0, table.width) if side == 1 else (-450.0, 0.0)
+            sgn = -1.0 if side == 1 else 1.0
+            y = a * table.length
+            people = (Bystander((x_out, y), ((x_in + sgn * reach[0], y - spread), (x_in + sgn * reach[1], y + spread))),)
+    effects = Effects(motion_blur=False, noise_sigma=float(rng.uniform(1, 3)), jpeg_quality=int(rng.integers(85, 96)),
+                      draw_cue=False, lighting=lighting, bystanders=people)
+    look = {"cloth_bgr": CLOTHS[cloth], "effects": effects}
+    return cam, look, f"{lens_name} h={height:.0f} tilt={tilt:+.1f} {cloth}{' person' if people else ''}"
+
+
+def render_view(cam: CameraModel, look: dict, table, discipline: str, seed: int = 0) -> np.ndarray:
+    """The view through ``sim.render``: the table with the balls at the discipline's opening positions."""
+    traj = simulate(table, opening_layout(discipline, table), [])
+    r = Renderer(table, discipline, cam, traj, look["effects"], seed=seed, cloth_bgr=look["cloth_bgr"])
+    return r.render(0.0)[0]
 
 
 def ball_errors(true: CameraModel, est: CameraModel, table, n: tuple[int, int] = (15, 29)) -> np.ndarray:
@@ -70,13 +98,14 @@ def ball_errors(true: CameraModel, est: CameraModel, table, n: tuple[int, int] =
     return np.linalg.norm(est.image_to_table(true.table_to_image(g, r), r) - g, axis=1)
 
 
-def run(views: int, seed: int, size: tuple[int, int], table_name: str = "carom_match", tell_lens: bool = True) -> dict:
+def run(views: int, seed: int, size: tuple[int, int], table_name: str = "carom_match", tell_lens: bool = True,
+        discipline: str = "three_cushion") -> dict:
     table = preset(table_name)
     rng = np.random.default_rng(seed)
     all_ball, all_corner, per_view, times, failures = [], [], [], [], []
     for i in range(views):
-        cam, scene, desc = random_view(rng, table, size)
-        img = render(cam, scene, seed=i)
+        cam, look, desc = random_view(rng, table, size)
+        img = render_view(cam, look, table, discipline, seed=i)
         lens = desc.split()[0] if tell_lens else None
         t0 = time.perf_counter()
         try:
@@ -90,7 +119,7 @@ def run(views: int, seed: int, size: tuple[int, int], table_name: str = "carom_m
         c = np.linalg.norm(vc.calibration.corners_px - true_corners, axis=1)
         all_ball.append(e)
         all_corner.append(c)
-        per_view.append((float(np.median(e)), float(e.max()), float(c.max()), desc))
+        per_view.append((float(np.median(e)), float(e.max()), float(c.max()), f"view {i}: {desc}"))
     ball = np.concatenate(all_ball) if all_ball else np.zeros(0)
     corner = np.concatenate(all_corner) if all_corner else np.zeros(0)
     return {"views": views, "calibrated": len(per_view), "failures": failures, "ball": ball, "corner": corner,
@@ -155,20 +184,25 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--size", default="1280x960")
     ap.add_argument("--table", default="carom_match")
+    ap.add_argument("--discipline", default="three_cushion", help="whose markings and opening layout the table has")
     ap.add_argument("--real", action="store_true", help="the real views instead of rendered ones")
     ap.add_argument("--no-lens", action="store_true", help="do not tell the calibration which lens it is")
+    ap.add_argument("--verbose", action="store_true", help="one line per view")
     ap.add_argument("--overlays", default=None, help="with --real: write a silhouette overlay per view here")
     a = ap.parse_args()
     if a.real:
         real_views(a.overlays)
         return
     size = tuple(int(v) for v in a.size.split("x"))
-    res = run(a.views, a.seed, size, a.table, tell_lens=not a.no_lens)  # type: ignore[arg-type]
+    res = run(a.views, a.seed, size, a.table, tell_lens=not a.no_lens, discipline=a.discipline)  # type: ignore[arg-type]
     ball, corner, pv = res["ball"], res["corner"], res["per_view"]
-    print(f"views: {res['views']}, calibrated: {res['calibrated']}, {a.size}, table {a.table}"
+    print(f"views: {res['views']}, calibrated: {res['calibrated']}, {a.size}, table {a.table}, {a.discipline}"
           f"{', lens not told' if a.no_lens else ''}")
     for f in res["failures"]:
         print(f"  failed: {f}")
+    if a.verbose:
+        for v in pv:
+            print(f"  ball median {v[0]:.3f} max {v[1]:.3f} mm, corners max {v[2]:.3f} px: {v[3]}")
     if not len(ball):
         return
     print(f"ball centre error (mm), all grid points of all views: median {np.median(ball):.3f}, "

@@ -1,13 +1,15 @@
 """Render a simulated trajectory through a ``CameraModel``: what the Pi camera would have recorded.
 
-Per frame: the static table (cached per camera and per pin state), each ball as a ray-traced sphere with its
+Per frame: the static table (cached per camera and per pin state: the cloth and its chalk from ``table_art``, the
+cushions and rails ray-cast as solids by ``table_background``: each cushion's dark face up to the nose, the nose
+edge, its lit top, the rail with its diamonds; any cloth colour; uneven light), each ball as a ray-traced sphere with its
 shadow at its true 3-D centre (z = R, so parallax is real), integrated over the exposure by averaging sub-frame
 renders of the image patches around moving balls (motion blur), the cue and arms on top, then the global light
 (flicker, a lighting change), sensor noise and JPEG. Optional rolling shutter (each ball seen at the time its row
 is exposed) and camera nudges (the pose changes at a given time; the truth keeps table coordinates). A potted
 ball is drawn sinking and darkening for 50 ms after its centre passed the drop point (the truth has it potted from
-that instant); a ball that jumped the cushion is drawn a little raised while it is over the rails. The cue and arms
-are drawn at mid-exposure, without blur or rolling shutter.
+that instant); a ball that jumped the cushion is drawn a little raised while it is over the rails. The cue, arms
+and bystanders leaning on the table are drawn at mid-exposure, without blur or rolling shutter.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from calibration.pose import nose_height_mm
 from rules.tables import TableSpec
 
 from .ball_art import BallDraw, BallLook, SphereShader, draw_pin
 from .layouts import ball_colour
 from .occluders import Arm, draw_arm, draw_cue
-from .table_art import Background, TableArt
+from .table_art import CLOTH_BGR, CUSHION_W, RAIL_W, Background, TableArt, family
 from .params import G
 from .trajectory import OFF_TABLE, ON_TABLE, POTTED, Trajectory
 
@@ -51,6 +54,31 @@ class LightChange:
 
 
 @dataclass(frozen=True)
+class Lighting:
+    """The room's light over the table: an ambient level, lamp pools (centres as fractions of W and L, radii as
+    fractions of W and L, a strength each) and the lens's cos^4 vignetting. The default is two lamps along the
+    long axis."""
+
+    ambient: float = 0.78
+    lamps: tuple[tuple[float, float], ...] = ((0.5, 0.3), (0.5, 0.7))
+    radius: tuple[float, float] = (0.9, 0.45)
+    strength: float = 0.16
+    vignetting: float = 0.25
+
+
+@dataclass(frozen=True)
+class Bystander:
+    """A person standing at the table's edge and leaning on it: the hands rest at ``hands`` (table mm, on the rail,
+    the cushion or the cloth), the body stands at ``at`` outside the rail. From an overhead camera the forearms
+    and hands cover part of the rail and cushion; the shoulders and head, close to the camera, are mostly out of
+    view."""
+
+    at: tuple[float, float]
+    hands: tuple[tuple[float, float], ...]
+    shirt: tuple[int, int, int] = (70, 52, 48)
+
+
+@dataclass(frozen=True)
 class Effects:
     motion_blur: bool = True
     exposure_s: float = 1 / 500
@@ -64,6 +92,8 @@ class Effects:
     nudges: tuple[Nudge, ...] = ()
     draw_cue: bool = True
     arms: tuple[Arm, ...] = ()
+    bystanders: tuple[Bystander, ...] = ()
+    lighting: Lighting = Lighting()
     shading: bool = True  # False: balls flat-coloured, no shadows (geometric tests read coverage off colour)
 
     @classmethod
@@ -102,7 +132,9 @@ class FrameTruth:
 
 class Renderer:
     def __init__(self, table: TableSpec, discipline: str, camera: CameraModel, trajectory: Trajectory,
-                 effects: Effects | None = None, seed: int = 0, texture_scale: float | None = None) -> None:
+                 effects: Effects | None = None, seed: int = 0, texture_scale: float | None = None,
+                 cloth_bgr: tuple[int, int, int] | None = None) -> None:
+        """``cloth_bgr``: the cloth's colour (default: the discipline's usual cloth)."""
         self.table = table
         self.discipline = discipline
         self.traj = trajectory
@@ -111,6 +143,10 @@ class Renderer:
         ppm = float(camera.pixels_per_mm([table.width / 2, table.length / 2]))
         scale = texture_scale or float(np.clip(2.0 * ppm, 0.25, 1.5))
         self.art = TableArt(table, discipline, scale=scale, seed=seed + 7)
+        default_cloth = np.array(CLOTH_BGR[family(discipline)], dtype=np.float32)
+        self.cloth_bgr = default_cloth if cloth_bgr is None else np.array(cloth_bgr, dtype=np.float32)
+        if cloth_bgr is not None:
+            self.art.texture = _recolour_cloth(self.art.texture, default_cloth, self.cloth_bgr)
         self.cameras = [camera]
         for n in self.fx.nudges:
             self.cameras.append(self.cameras[-1].moved(n.d_rvec, n.d_tvec))
@@ -133,11 +169,11 @@ class Renderer:
     def _background(self, k: int) -> tuple[Background, np.ndarray]:
         if k not in self._bg:
             cam = self.cameras[k]
-            bg = self.art.background(cam)
             w, h = cam.image_size
             u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
-            rays = cam.rays(np.stack([u, v], axis=-1)).astype(np.float32)
-            self._bg[k] = (bg, rays)
+            rays = cam.rays(np.stack([u, v], axis=-1))
+            bg = table_background(self.art, cam, rays, self.fx.lighting, self.cloth_bgr)
+            self._bg[k] = (bg, rays.astype(np.float32))
         return self._bg[k]
 
     def _with_pins(self, k: int, t: float) -> np.ndarray:
@@ -239,6 +275,8 @@ class Renderer:
                                      t_mid)
         for arm in fx.arms:
             occluder |= draw_arm(frame, mask, cam, arm, t_mid)
+        for person in fx.bystanders:
+            occluder |= draw_bystander(frame, mask, cam, person, self.table)
         # Global light: flicker integrated over the exposure, scripted changes.
         gain = self._global_gain(t, exposure)
         if abs(gain - 1.0) > 1e-3:
@@ -362,3 +400,163 @@ def _merge_boxes(boxes: dict[str, tuple[int, int, int, int]]) -> list[tuple[list
             if merged:
                 break
     return groups
+
+
+# --- the static table: cloth, cushions, rails ------------------------------------------------------------------
+
+RAIL_RISE = 6.0  # mm: the rail's top stands this much above the nose; the cushion's top slopes up to it
+_FACE_SHADE = (0.22, 0.1)  # the face under the nose, at the cloth and just under the nose (its deepest shadow)
+_TOP_SHADE = 0.84  # the cushion's top: the same cloth, sloping away from the lamps
+_FOOT_SHADE = (0.1, 5.0)  # the cloth darkens along the cushion's foot: by this much, over this many mm
+_HOLE_BGR = np.array([10.0, 10.0, 10.0])
+
+
+def table_background(art: TableArt, camera: CameraModel, rays: np.ndarray, lighting: Lighting,
+                     cloth_bgr: np.ndarray) -> Background:
+    """The empty table as ``camera`` sees it, each pixel's ray cast into the table's solid shape.
+
+    A cushion's cross-section, outwards from the play area's edge (the nose line): the inner face rises from the
+    cloth to the nose at ``nose_height_mm`` (the height the calibration measures the nose at), in the shadow under
+    the nose; from the nose the cloth-covered top slopes up to the rail, ``CUSHION_W`` further out and
+    ``RAIL_RISE`` higher; the wooden rail with its diamonds, ``RAIL_W`` wide; then the floor. The cushions are
+    mitred at the corners (the shape is a function of the distance outside the play area), and a pocket cuts
+    through cushion and rail where the table art draws its opening. A pixel seeing an edge is mixed in proportion
+    to how far it lies across it (a one-pixel ramp on the edge's own distance field), so every edge is where the
+    geometry puts it, to a small fraction of a pixel, without supersampling. Seen from above the table (the usual
+    view) a cushion shows, from the cloth out: the dark band of its face ending at the nose, the lit top, the
+    rail; seen from behind its own line the top hides the face and the nose is the edge of the cloth.
+    """
+    table = art.table
+    W, L = table.width, table.length
+    hn = nose_height_mm(table)
+    hr = hn + RAIL_RISE
+    c = camera.camera_centre
+    d = np.asarray(rays, dtype=np.float64)
+    dz = np.where(d[..., 2] < -1e-9, d[..., 2], -1e-9)  # a ray that does not go down sees the floor far away
+
+    def hit(z: float) -> np.ndarray:
+        s = (z - c[2]) / dz
+        return c[:2] + s[..., None] * d[..., :2]
+
+    def beyond(p: np.ndarray) -> np.ndarray:
+        return np.maximum(np.maximum(-p[..., 0], p[..., 0] - W), np.maximum(-p[..., 1], p[..., 1] - L))
+
+    p0, pn, pr = hit(0.0), hit(hn), hit(hr)
+    o0, on, orr = beyond(p0), beyond(pn), beyond(pr)
+    a_rail = _coverage(orr - CUSHION_W)
+    a_nose = np.maximum(_coverage(on), a_rail)  # seen from behind, the top hides everything under it
+    a_face = np.maximum(_coverage(o0), a_nose)
+    # Colours (before the light): the cloth from the table art (clamped inside the play area: the edge pixels mix
+    # it with the face by coverage, not by the texture's own blur), the face and the top the plain cloth colour
+    # shaded, the rail and floor from the art at the rail's height.
+    eps = 1.5 / art.scale
+    pc = np.stack([np.clip(p0[..., 0], eps, W - eps), np.clip(p0[..., 1], eps, L - eps)], axis=-1)
+    cloth = _sample(art, art.texture, pc).astype(np.float32)
+    cloth *= (1.0 - _FOOT_SHADE[0] * np.exp(np.minimum(o0, 0.0) / _FOOT_SHADE[1])).astype(np.float32)[..., None]
+    rail = _sample(art, art.texture, pr).astype(np.float32)
+    holes = (art.texture.max(axis=2) < 32).astype(np.float32)
+    z_face = np.clip(hn * o0 / np.maximum(o0 - on, 1e-9), 0.0, hn)
+    face_shade = _FACE_SHADE[0] + (_FACE_SHADE[1] - _FACE_SHADE[0]) * (z_face / hn)
+    h_face = _sample(art, holes, p0)[..., None]
+    face = ((1 - h_face) * (cloth_bgr[None, None] * face_shade[..., None]) + h_face * _HOLE_BGR).astype(np.float32)
+    h_top = _sample(art, holes, pn)[..., None]
+    top = ((1 - h_top) * (cloth_bgr * _TOP_SHADE)[None, None] + h_top * _HOLE_BGR).astype(np.float32)
+    w_cloth = (1.0 - a_face).astype(np.float32)[..., None]
+    w_face = (a_face - a_nose).astype(np.float32)[..., None]
+    w_top = (a_nose - a_rail).astype(np.float32)[..., None]
+    w_rail = a_rail.astype(np.float32)[..., None]
+    img = cloth * w_cloth + face * w_face + top * w_top + rail * w_rail
+    gain = room_light(lighting, table, camera, p0, d).astype(np.float32)
+    lit = np.clip(img * gain[..., None] + 0.5, 0, 255).astype(np.uint8)
+    return Background(lit, gain)
+
+
+def _coverage(e: np.ndarray) -> np.ndarray:
+    """The fraction of each pixel beyond the edge ``e = 0`` of a distance field (mm, positive beyond): a ramp one
+    pixel wide across it, symmetric about the edge, so the edge's position is not biased."""
+    gy, gx = np.gradient(e)
+    g = np.maximum(np.hypot(gx, gy), 1e-9)
+    return np.clip(0.5 + e / g, 0.0, 1.0)
+
+
+def _sample(art: TableArt, texture: np.ndarray, p: np.ndarray) -> np.ndarray:
+    from .table_art import BORDER
+
+    mx = ((p[..., 0] + BORDER) * art.scale).astype(np.float32)
+    my = ((p[..., 1] + BORDER) * art.scale).astype(np.float32)
+    floor = (40, 44, 48) if texture.ndim == 3 else 0
+    return cv2.remap(texture, mx, my, cv2.INTER_AREA if art.scale > 1.5 else cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=floor)
+
+
+def room_light(lighting: Lighting, table: TableSpec, camera: CameraModel, cloth_xy: np.ndarray,
+               rays: np.ndarray) -> np.ndarray:
+    """Each pixel's light (a gain on its colour) from its point under the cloth plane: the lamp pools, the
+    ambient level and the lens's vignetting (normalised so the default is about 1 under the lamps)."""
+    W, L = table.width, table.length
+    g = np.full(cloth_xy.shape[:-1], lighting.ambient)
+    for lx, ly in lighting.lamps:
+        d2 = ((cloth_xy[..., 0] - W * lx) / (lighting.radius[0] * W)) ** 2 \
+            + ((cloth_xy[..., 1] - L * ly) / (lighting.radius[1] * L)) ** 2
+        g += lighting.strength * np.exp(-d2)
+    axis = camera.rotation[2]  # optical axis in the table frame
+    cos_t = np.clip(rays @ axis, 0.2, 1.0)
+    v = lighting.vignetting
+    return g * ((1 - v) + v * cos_t ** 4) / 0.97
+
+
+def _recolour_cloth(texture: np.ndarray, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The table art with another cloth colour: the cloth's pixels (near its colour: the weave noise and the slow
+    variation kept, as a brightness ratio) take the new colour; chalk, wood and pockets stay."""
+    t = texture.astype(np.float32)
+    dist = np.linalg.norm(t - old, axis=-1)
+    w = np.clip(2.0 - dist / 20.0, 0.0, 1.0)[..., None]
+    ratio = t.mean(axis=-1, keepdims=True) / max(float(old.mean()), 1.0)
+    return np.clip(t + w * (new * ratio - t) + 0.5, 0, 255).astype(np.uint8)
+
+
+def draw_bystander(frame: np.ndarray, mask: np.ndarray, camera: CameraModel, person: Bystander,
+                   table: TableSpec) -> bool:
+    """The person's arms, hands, shoulders and head as the camera sees them (far parts first)."""
+    c = camera.camera_centre
+    at = np.array(person.at, dtype=float)
+    centre = np.array([table.width / 2, table.length / 2])
+    facing = centre - at
+    facing /= max(1e-9, float(np.linalg.norm(facing)))
+    side = np.array([-facing[1], facing[0]])
+    hn = nose_height_mm(table)
+    skin = (110, 140, 195)
+    parts: list[tuple[str, np.ndarray, float, tuple[int, int, int]]] = []
+    # Heights above the cloth (itself some 800 mm above the floor): shoulders of someone leaning on the table
+    # about 600 mm, the head 800 mm.
+    sh_z = 600.0
+    for hand in person.hands:
+        h = np.array(hand, dtype=float)
+        over = max(-h[0], h[0] - table.width, -h[1], h[1] - table.length)
+        hz = 25.0 + (hn + RAIL_RISE if over > 0 else 0.0)
+        shoulder = np.array([*(at + side * (190.0 if (h - at) @ side > 0 else -190.0)), sh_z])
+        elbow = np.array([*(0.5 * h + 0.5 * shoulder[:2] - facing * 60.0), 0.5 * (hz + sh_z) - 120.0])
+        hand3 = np.array([*h, hz])
+        parts += [("line", np.stack([hand3, elbow]), 80.0, skin),
+                  ("line", np.stack([elbow, shoulder]), 105.0, person.shirt), ("disc", hand3[None], 55.0, skin)]
+    parts += [("line", np.array([[*(at + side * 190.0), sh_z], [*(at - side * 190.0), sh_z]]), 230.0, person.shirt),
+              ("disc", np.array([[*(at + facing * 60.0), 800.0]]), 100.0, (40, 45, 55))]
+    drew = False
+    h_img, w_img = frame.shape[:2]
+    for kind, pts, width_mm, colour in parts:
+        depth = camera.to_camera(pts)[:, 2]
+        if (depth < 80.0).any():  # at or behind the lens
+            continue
+        px = np.clip(camera.project(pts), -4 * max(w_img, h_img), 5 * max(w_img, h_img))
+        wpx = [camera.focal * width_mm / float(np.linalg.norm(p - c)) for p in pts]
+        p16 = [(int(round(p[0] * 16)), int(round(p[1] * 16))) for p in px]
+        if kind == "line":
+            th = max(1, int(round(0.5 * (wpx[0] + wpx[1]))))
+            cv2.line(frame, p16[0], p16[1], colour, th, cv2.LINE_AA, shift=4)
+            cv2.line(mask, p16[0], p16[1], 255, th, cv2.LINE_8, shift=4)
+        else:
+            r = int(round(wpx[0] * 16))
+            cv2.circle(frame, p16[0], r, colour, -1, cv2.LINE_AA, shift=4)
+            cv2.circle(mask, p16[0], r, 255, -1, cv2.LINE_8, shift=4)
+        drew = True
+    return drew

@@ -1,5 +1,6 @@
-"""The renderer: balls land where the camera model says (to 0.1 px), with real parallax; exposure effects do what
-they claim; occluders and pins show and are flagged in the truth."""
+"""The renderer: balls land where the camera model says (to 0.1 px), with real parallax; the cushions show their
+nose where the geometry puts it (to a few hundredths of a pixel); exposure effects do what they claim; occluders,
+bystanders and pins show and are flagged in the truth."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from sim.actions import KnockPin, Strike
 from sim.layouts import opening_layout, pins_for
 from sim.occluders import Arm
 from sim.physics import simulate
-from sim.render import Effects, Renderer
+from calibration.auto import calibrate_view
+from calibration.pose import nose_height_mm, table_corners
+from sim.render import Bystander, Effects, Lighting, Renderer
 from sim.sensors import SENSORS, camera_for
 
 CAROM = preset("carom_match")
@@ -189,3 +192,78 @@ def test_a_potted_ball_sinks_out_of_sight():
     assert seen(t_pot - 0.005) > 40  # on the lip, in full light
     assert 0 < seen(t_pot + 0.02) < seen(t_pot - 0.005)  # falling, darker
     assert seen(t_pot + 0.2) == 0  # gone
+
+
+def _grey_column(frame, u):
+    return frame[:, u].astype(float).mean(axis=1)
+
+
+def _crossing(profile, lo, hi, start, stop):
+    """Sub-pixel row where ``profile`` crosses halfway between its levels at rows ``lo`` and ``hi``."""
+    half = 0.5 * (profile[lo] + profile[hi])
+    for v in range(start, stop):
+        a, b = profile[v] - half, profile[v + 1] - half
+        if a == 0 or a * b < 0:
+            return v + a / (a - b)
+    raise AssertionError("no crossing")
+
+
+def test_a_cushion_shows_the_dark_band_of_its_face_from_the_cloth_up_to_the_nose():
+    """The calibration finds the nose as the end of the dark band under it: it must sit where the nose line at the
+    nose height projects (to a tenth of a pixel, halfway between the two levels), the band's start where the cloth
+meets the face (z = 0)."""
+    cam = CameraModel.overhead(CAROM, (1456, 1088), height_mm=HEIGHT, dist=(-0.06, 0.01, 0.0, 0.0, 0.0))
+    traj = simulate(CAROM, {}, [])
+    frame = Renderer(CAROM, "three_cushion", cam, traj, Effects.clean(lighting=Lighting(vignetting=0.0))).render(0)[0]
+    hn = nose_height_mm(CAROM)
+    for y in (700.0, 1420.0, 2300.0):  # along the left cushion (at the top of the picture)
+        nose_v = float(cam.table_to_image([0.0, y], hn)[1])
+        foot_v = float(cam.table_to_image([0.0, y], 0.0)[1])
+        u = int(round(float(cam.table_to_image([0.0, y], hn)[0])))
+        p = _grey_column(frame, u)
+        assert foot_v - nose_v > 3.0  # the face is seen, some 13 mm wide here
+        band = p[int(round(nose_v)) + 1:int(round(foot_v)) - 1]
+        top, cloth = p[int(nose_v) - 6], p[int(foot_v) + 6]
+        assert band.max() < 0.45 * min(top, cloth)  # dark against both the lit top and the cloth
+        assert top > 0.7 * cloth  # the top is the same cloth, lit a little less
+        found_nose = _crossing(p, int(nose_v) - 3, int(round(nose_v)) + 1, int(nose_v) - 3, int(nose_v) + 3)
+        assert found_nose == pytest.approx(nose_v, abs=0.1)  # the band's own shading moves its level a little
+        found_foot = _crossing(p, int(round(foot_v)) - 2, int(foot_v) + 3, int(foot_v) - 2, int(foot_v) + 3)
+        assert found_foot == pytest.approx(foot_v, abs=0.3)  # the cloth darkens towards the foot: a softer edge
+
+
+@pytest.mark.parametrize("cloth", [(40, 140, 30), (170, 95, 20), (120, 118, 112)])
+def test_a_rendered_table_calibrates_within_the_corner_target(cloth):
+    """The calibration's finder works on the renderer's cushions (green, blue and grey cloth, uneven light)."""
+    cam = CameraModel.overhead(CAROM, (1280, 960), height_mm=2700.0, tilt_deg=4.0, hfov_deg=66.0,
+                               dist=(-0.02, 0.0, 0.0, 0.0, 0.0))
+    traj = simulate(CAROM, opening_layout("three_cushion"), [])
+    fx = Effects(motion_blur=False, draw_cue=False, lighting=Lighting(lamps=((0.4, 0.3),), strength=0.25))
+    frame = Renderer(CAROM, "three_cushion", cam, traj, fx, cloth_bgr=cloth).render(0.0)[0]
+    vc = calibrate_view(frame, CAROM, lens="cm3")
+    true = cam.project(table_corners(CAROM, nose_height_mm(CAROM)))
+    assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3  # the issue's target
+    assert set(vc.outline.edge_kinds) == {"nose"}
+
+
+def test_a_bystander_covers_the_rail_where_the_hands_rest(camera):
+    traj = simulate(CAROM, opening_layout("three_cushion"), [])
+    hand = (-60.0, 1200.0)  # on the left cushion's top
+    person = Bystander((-450.0, 1400.0), (hand, (-80.0, 1650.0)))
+    with_person = Renderer(CAROM, "three_cushion", camera, traj, Effects.clean(bystanders=(person,)))
+    frame, _ = with_person.render(0.0)
+    empty = Renderer(CAROM, "three_cushion", camera, traj, Effects.clean()).render(0.0)[0]
+    u, v = np.round(camera.table_to_image(hand, nose_height_mm(CAROM) + 30.0)).astype(int)
+    assert np.abs(frame[v - 1:v + 2, u - 1:u + 2].astype(float) - empty[v - 1:v + 2, u - 1:u + 2]).mean() > 30
+    far = np.round(camera.table_to_image((CAROM.width + 60.0, 1200.0), 40.0)).astype(int)
+    assert (frame[far[1], far[0]] == empty[far[1], far[0]]).all()
+
+
+def test_a_cloth_colour_recolours_the_cloth_and_keeps_the_chalk(camera):
+    traj = simulate(CAROM, {}, [])
+    blue = Renderer(CAROM, "three_cushion", camera, traj, Effects.clean()).render(0.0)[0].astype(float)
+    green = Renderer(CAROM, "three_cushion", camera, traj, Effects.clean(), cloth_bgr=(40, 140, 30)).render(0.0)[0]
+    u, v = np.round(camera.table_to_image((300.0, 600.0))).astype(int)
+    assert green[v, u, 1] > green[v, u, 0] + 60 and blue[v, u, 0] > blue[v, u, 1] + 40
+    su, sv = np.round(camera.table_to_image(CAROM.spots["centre"])).astype(int)
+    assert green[sv, su].astype(float).mean() > 150  # the chalk spot is still white
