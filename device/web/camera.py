@@ -143,7 +143,7 @@ class TapSource:
 
 @dataclass(frozen=True)
 class Stillness:
-    moving: bool  # the last sample differed from the view the still period started with
+    moving: bool  # the last sample differed from the view the still period started with (seen moving)
     still_for: float  # seconds (on the frames' clock) the view has not changed
     still: bool  # still_for reached the hold time: the still can be taken
 
@@ -168,7 +168,7 @@ class StillWatch:
         self._ref: np.ndarray | None = None
         self._since = 0.0
         self._last_t: float | None = None
-        self.state = Stillness(True, 0.0, False)
+        self.state = Stillness(False, 0.0, False)
 
     def _small(self, image: np.ndarray) -> np.ndarray:
         import cv2
@@ -187,8 +187,10 @@ class StillWatch:
             return self.state
         self._last_t = t
         small = self._small(image)
-        if self._ref is None or self._ref.shape != small.shape or int(
-                (np.abs(small - self._ref) > self.level).sum()) >= self.min_pixels:
+        if self._ref is None or self._ref.shape != small.shape:
+            self._ref, self._since = small, t  # the first look: a still period starts, nothing seen moving yet
+            moving = False
+        elif int((np.abs(small - self._ref) > self.level).sum()) >= self.min_pixels:
             self._ref, self._since = small, t
             moving = True
         else:

@@ -34,6 +34,7 @@
   function showMotion(s) {
     const m = $("motion");
     if (s.phase === "waiting" && s.moving) { m.dataset.state = "moving"; m.textContent = "MOVING"; }
+    else if (s.phase === "waiting" && s.still_for === 0) { m.dataset.state = "settling"; m.textContent = "WATCHING\u2026"; }
     else if (s.phase === "waiting") { m.dataset.state = "settling"; m.textContent = `STILL ${s.still_for.toFixed(1)} s`; }
     else if (s.phase === "calibrating") { m.dataset.state = "still"; m.textContent = "STILL: finding the table\u2026"; }
     else if (s.phase === "ready") { m.dataset.state = "still"; m.textContent = "STILL"; }
