@@ -25,7 +25,7 @@ from rules.match import Match
 from rules.registry import referee_for
 from rules.shot import Shot
 from rules.verdict import Verdict
-from vision.live import balls_for, lookalikes_for, pins_for, strikers_for
+from vision.live import balls_for, groups_for, lookalikes_for, pins_for, strikers_for
 from vision.pipeline import Detector, VisionPipeline
 
 from .sources import SourceError, VideoFileSource
@@ -104,6 +104,7 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
             pipeline = VisionPipeline(detector, balls, referee.table, cue_ball=match.cue_ball,
                                       lookalikes=lookalikes_for(settings.discipline),
                                       strikers=strikers_for(settings.discipline),
+                                      groups=groups_for(settings.discipline, balls),
                                       pins=pins_for(settings.discipline, settings.calibration.camera,
                                                     referee.table, detector))
             total = _frame_count(settings.video)

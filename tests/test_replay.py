@@ -22,9 +22,10 @@ CLIPS = ROOT / "fixtures" / "clips"
 # The clips whose plays vision referees as the truth does today (the pocketed games' racks and Chapó's pins are
 # not there yet: see the vision issue's note).
 REFEREED = ["three_cushion_point_and_miss", "ball_off_the_table", "arm_over_the_table", "balkline_run_leaving_a_field",
-            "strike_while_rolling_and_a_hand", "chapo_king_two_laterals_and_mingo"]
+            "strike_while_rolling_and_a_hand", "chapo_king_two_laterals_and_mingo", "snooker_red_then_colour_foul"]
 # ... and those whose events vision finds exactly as the truth has them (kinds, balls, cushions, pockets, pins,
-# order). (The three-cushion clip at 30 fps misses a cushion of the red that no verdict depends on.)
+# order). (The three-cushion clip at 30 fps misses a cushion of the red that no verdict depends on; in the snooker
+# clip red1 meets the top cushion's jaw in the pocket's mouth after its last sighting, 15 ms before it drops.)
 EVENTS_EXACT = ["strike_while_rolling_and_a_hand", "chapo_king_two_laterals_and_mingo"]
 
 

@@ -16,8 +16,8 @@ paths, not from the frame:
 - a pin (Chapó) seen down for a few frames running fell: knocked by the ball whose fitted path brought its
   centre within R + the pin's base radius of the pin's spot just before (timed where the path reaches that
   distance), or by something else (``by: other``) when no ball came near;
-- a ball seen inside a pocket's mouth (within half the mouth of its drop point) that is never again seen on the
-  open cloth was potted there, when it crossed into the mouth; what is seen of it after (a ball lying in a
+- a ball seen inside a hole (Chapó: within half the mouth of its drop point) that is never again seen on the
+  open cloth was potted there, when it crossed into the hole; what is seen of it after (a ball lying in a
   Chapó hole, a ghost in another pocket) is dropped from its path, so it makes no cushion and no pocket of its
   own. The ball must then be gone by the window's end, or lie in a hole (a ball cannot rest over a hole);
 - a ball that vanishes by a pocket was potted; one that vanishes at a cushion going outwards left the table;
@@ -47,6 +47,7 @@ class EventConfig:
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
+    bridge_frames: int = 3  # gaps this short in a ball's path are bridged when looking for its contacts
     pocket_rim_mm: float = 6.0  # a ball's centre read this far beyond a pocket's mouth may already be going in
     pin_down_frames: int = 3  # a pin seen down this many frames running (or to the window's end) has fallen
     pin_search_frames: int = 8  # ... and the ball that knocked it passed its spot this many frames before, at most
@@ -148,7 +149,10 @@ class _Finder:
     # --- ball-ball ----------------------------------------------------------------------------------------------
 
     def ball_ball(self) -> list[Event]:
-        xy = self.p.xy
+        # Two balls meeting are often one blob to the detector for the frame of the contact (small balls, a low
+        # resolution): one of them is unseen there, and the other's sample is off. Candidates are looked for on
+        # the paths bridged over such short gaps; the contact itself is timed from the real samples either side.
+        xy = _bridged(self.p.xy, self.c.bridge_frames)
         d_ball = 2 * self.r
         out: list[Event] = []
         n = len(self.p.balls)
@@ -374,6 +378,8 @@ class _Finder:
                 continue
             k_in = int(run[0])
             z = int(zone[b, k_in])
+            if not holes[z]:
+                continue  # a pocket's channel: the ball may still meet a jaw in its mouth (see vanished)
             gone_at_end = big_m - 1 - int(run[-1]) >= self.c.vanish_frames
             in_hole = bool(holes[zone[b, run[-1]]])
             if not (gone_at_end or in_hole):
@@ -469,6 +475,23 @@ def is_hole(pocket: Pocket) -> bool:
     jaws = np.asarray(pocket.jaws, dtype=np.float64)
     on_rim = np.allclose(np.linalg.norm(jaws - drop, axis=1), pocket.mouth / 2, atol=1e-6)
     return bool(on_rim and np.linalg.norm(jaws.mean(axis=0) - drop) > 1e-6)
+
+
+def _bridged(xy: np.ndarray, max_gap: int) -> np.ndarray:
+    """(B, M, 2) paths with each run of at most ``max_gap`` unseen frames between two sightings filled in
+    linearly (frame-index time: the gaps are short)."""
+    out = xy.copy()
+    seen = ~np.isnan(xy[..., 0])
+    for b in range(xy.shape[0]):
+        idx = np.nonzero(seen[b])[0]
+        if len(idx) < 2:
+            continue
+        gaps = np.nonzero((np.diff(idx) > 1) & (np.diff(idx) <= max_gap + 1))[0]
+        for g in gaps:
+            a, c = idx[g], idx[g + 1]
+            w = ((np.arange(a + 1, c) - a) / (c - a))[:, None]
+            out[b, a + 1:c] = xy[b, a] + w * (xy[b, c] - xy[b, a])
+    return out
 
 
 def _first_run(flags: np.ndarray, n: int) -> int | None:

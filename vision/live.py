@@ -38,6 +38,12 @@ def balls_for(discipline: str, options: dict[str, str]) -> tuple[str, ...]:
     return tuple(sorted(ball_ids(discipline), key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b)))
 
 
+def groups_for(discipline: str, balls: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Balls of one kind that only continuity tells apart: the snooker reds."""
+    reds = tuple(b for b in balls if b.startswith("red") and b[3:].isdigit())
+    return (reds,) if discipline == "sinuca" and len(reds) > 1 else ()
+
+
 def strikers_for(discipline: str) -> tuple[str, ...]:
     """The balls a side may strike: each carom side's own white, Chapó's 1 and 2, the cue ball elsewhere."""
     from rules.balls import CAROM_DISCIPLINES
@@ -100,6 +106,7 @@ class LiveVision:
         self.pipeline = VisionPipeline(detector, balls, self.calibration.table, cue_ball=self._cue_ball,
                                        lookalikes=lookalikes_for(referee.discipline),
                                        strikers=strikers_for(referee.discipline),
+                                       groups=groups_for(referee.discipline, balls),
                                        pins=pins_for(referee.discipline, self.calibration.camera,
                                                      self.calibration.table, detector))
         self._warm = []

@@ -59,7 +59,7 @@ class VisionPipeline:
                  lookalikes: tuple[str, str] | None = None,
                  tracker: TrackerConfig = TrackerConfig(), segmenter: SegmenterConfig = SegmenterConfig(),
                  events: EventConfig = EventConfig(), strikers: tuple[str, ...] = (),
-                 pins: PinObserver | None = None) -> None:
+                 pins: PinObserver | None = None, groups: tuple[tuple[str, ...], ...] = ()) -> None:
         self.detector = detector
         self.pins = pins
         self.radius = table.ball_radius
@@ -69,7 +69,8 @@ class VisionPipeline:
         # until a shot has been seen, their labels are a guess, so the first shot settles them.
         self.lookalikes = lookalikes
         self.settled = lookalikes is None
-        self.tracker = BallTracker(balls, initial=initial, config=tracker, ball_diameter=table.ball_diameter)
+        self.tracker = BallTracker(balls, initial=initial, config=tracker, ball_diameter=table.ball_diameter,
+                                   groups=groups, lookalikes=lookalikes or ())
         self.segmenter = ShotSegmenter(balls, table, cue_ball, segmenter, events, strikers)
         # Chapó's corner holes: nothing seen over a hole is a ball on the table (a potted ball lying in it, the
         # hole's own dark rim taken for a ball); left in, a vanished ball's widening gate would take it.

@@ -42,6 +42,8 @@ class SegmenterConfig:
     thin_mm: float = 1.0  # tracks are thinned to what keeps the path within this
     max_shot_s: float = 120.0  # a shot open this long is closed anyway and flagged
     placement_mm_s: float = 250.0  # a lone ball that never goes faster than this, touching nothing, was placed
+    noisy_mm: float = 4.0  # a ball read less steadily (a poor blob) is still within this over the settle time...
+    noisy_speed_mm_s: float = 10.0  # ... if the line through those positions moves slower than this
 
 
 @dataclass
@@ -129,7 +131,7 @@ class ShotSegmenter:
         assert self.open is not None
         self.open.append(frame)
         recent = np.stack([f.xy for f in self.open[-self.c.still_frames:]], axis=1)  # (B, k, 2)
-        still = len(self.open) >= self.c.still_frames and self._still(recent)
+        still = len(self.open) >= self.c.still_frames and self._still(recent, self._settle_window())
         if not still:
             self.still_since = None
         elif self.still_since is None:
@@ -140,14 +142,39 @@ class ShotSegmenter:
             return self._close(forced=too_long and not settled)
         return None
 
-    def _still(self, recent: np.ndarray) -> bool:
-        """Every ball seen in these frames stayed within ``still_mm`` of its mean position (noise-proof)."""
+    def _settle_window(self) -> tuple[np.ndarray, np.ndarray]:
+        """The open shot's frames of the last ``settle_s``: times (k,) and positions (B, k, 2)."""
+        assert self.open is not None
+        t_last = self.open[-1].t
+        frames = [f for f in self.open[-4 * self.c.still_frames * 4:] if t_last - f.t <= self.c.settle_s]
+        return np.array([f.t for f in frames]), np.stack([f.xy for f in frames], axis=1)
+
+    def _still(self, recent: np.ndarray, settle: tuple[np.ndarray, np.ndarray] | None = None) -> bool:
+        """Every ball seen in these frames stayed within ``still_mm`` of its mean position (noise-proof); or, a
+        ball read less steadily, stayed within ``noisy_mm`` over the settle time without drifting (the line
+        fitted through its positions slower than ``noisy_speed_mm_s``)."""
         import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: balls not on the table
             mean = np.nanmean(recent, axis=1, keepdims=True)
-        spread = np.linalg.norm(recent - mean, axis=2)
-        return bool(np.all(np.nan_to_num(spread) <= self.c.still_mm))
+        spread = np.nan_to_num(np.linalg.norm(recent - mean, axis=2)).max(axis=1)
+        unsteady = np.nonzero(spread > self.c.still_mm)[0]
+        if not len(unsteady):
+            return True
+        if settle is None or len(settle[0]) < 4:
+            return False
+        t, xy = settle
+        for b in unsteady:
+            ok = ~np.isnan(xy[b, :, 0])
+            if ok.sum() < 4:
+                return False
+            p, tt = xy[b, ok], t[ok]
+            if np.max(np.linalg.norm(p - p.mean(axis=0), axis=1)) > self.c.noisy_mm:
+                return False
+            slope = np.polyfit(tt - tt.mean(), p, 1)[0]
+            if float(np.linalg.norm(slope)) > self.c.noisy_speed_mm_s:
+                return False
+        return True
 
     # --- closing ------------------------------------------------------------------------------------------------
 

@@ -8,6 +8,13 @@ detection that fits no ball is ignored rather than starting a new track.
 
 N is at most 22 (snooker), so a greedy assignment in order of cost is exact enough and far cheaper than a full
 linear assignment in pure numpy.
+
+Balls of one kind (the snooker reds) are told apart by continuity only: for them the identity cost is that of the
+kind (the sum of the group's probabilities), not of one id, whose share of it is an even split. A ball whose
+position is not known yet (before its first sighting, or a red id no ball on the table answers to) takes no
+detection frame by frame: it is placed like a ball put back, by a blob that keeps still where no ball is
+expected and looks like it. A flicker of the detector (a cue's tip, a hand, a shadow taken for a ball for a frame
+or two) never places a ball, so it cannot set one moving.
 """
 
 from __future__ import annotations
@@ -36,8 +43,13 @@ class TrackerConfig:
 
 class BallTracker:
     def __init__(self, balls: tuple[str, ...], initial: Mapping[str, tuple[float, float]] | None = None,
-                 config: TrackerConfig = TrackerConfig(), ball_diameter: float = 61.5) -> None:
+                 config: TrackerConfig = TrackerConfig(), ball_diameter: float = 61.5,
+                 groups: tuple[tuple[str, ...], ...] = (), lookalikes: tuple[str, ...] = ()) -> None:
         self.balls = balls
+        self.groups = groups  # ids of one kind, told apart by continuity only
+        # Balls the camera may not tell apart (the carom whites): placed as one kind, but the detector's opinion
+        # on which is which still counts frame to frame (at full resolution the spot's dots do show).
+        self.place_groups = groups + ((lookalikes,) if lookalikes else ())
         self.c = config
         self.diameter = ball_diameter
         n = len(balls)
@@ -98,11 +110,11 @@ class BallTracker:
             self._resting_blobs.append((anchor, frames))
             if frames < self.c.placed_frames or not det.classes:
                 continue
-            candidates = [b for b in range(len(self.balls)) if b not in assigned and self.unseen[b] >= frames
+            candidates = [b for b in range(len(self.balls)) if b not in assigned and self.unseen[b] >= frames - 1
                           and self.balls[b] in det.classes]
             if not candidates:
                 continue
-            probs = [det.class_probs[d, det.classes.index(self.balls[b])] for b in candidates]
+            probs = [self._likeness(det, d, self.balls[b]) for b in candidates]
             best = int(np.argmax(probs))
             if probs[best] >= self.c.placed_identity:
                 out.append((candidates[best], d))
@@ -127,7 +139,7 @@ class BallTracker:
         gate = np.max(np.where(close, gate[None, :], 0.0), axis=1).clip(min=gate)
         unknown = np.isnan(dist)
         cost = np.where(unknown, 0.0, dist)
-        allowed = unknown | (dist <= gate[:, None])
+        allowed = ~unknown & (dist <= gate[:, None])
         cost = cost + self._identity_cost(det)
         cost = np.where(allowed, cost, np.inf)
         pairs: list[tuple[int, int]] = []
@@ -169,13 +181,20 @@ class BallTracker:
                     assigned[i], assigned[j] = dj, di
         return list(assigned.items())
 
+    def _likeness(self, det: Detections, d: int, ball: str) -> float:
+        """How much detection ``d`` looks like ``ball``: for a ball of a group (a red), like any of its kind."""
+        group = next((g for g in self.place_groups if ball in g), (ball,))
+        return float(sum(det.class_probs[d, det.classes.index(m)] for m in group if m in det.classes))
+
     def _identity_cost(self, det: Detections) -> np.ndarray:
         """(B, N): identity surprise in mm; zero where the detector gives no opinion on a ball."""
         cost = np.zeros((len(self.balls), len(det)))
         if not det.classes:
             return cost
+        kind = {ball: [det.classes.index(m) for m in g if m in det.classes] for g in self.groups for ball in g}
         for b, ball in enumerate(self.balls):
             if ball in det.classes:
-                p = det.class_probs[:, det.classes.index(ball)]
+                cols = kind.get(ball) or [det.classes.index(ball)]
+                p = det.class_probs[:, cols].sum(axis=1)
                 cost[b] = -np.log(np.clip(p, 1e-4, 1.0)) * self.c.identity_mm
         return cost
