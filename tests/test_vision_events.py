@@ -237,3 +237,16 @@ def test_a_ball_seen_in_a_hole_then_as_a_ghost_in_another_is_potted_once_at_the_
         == [(EventType.POCKET, "mingo", "top_left")]
     pocket = next(e for e in ev.events if e.type is EventType.POCKET)
     assert abs(pocket.t - (0.5 + (np.linalg.norm(drop - start) - 52.5) / 1500.0)) < 1 / 30
+
+
+def test_balls_frozen_together_jittering_in_the_detector_never_meet():
+    """A rack: balls touching at rest, each read a little off frame to frame (merged blobs at a low resolution),
+    their paths "kink" by a frame's noise. With neither moving and neither setting off, that is no contact."""
+    t = np.arange(0, 2.0, 1 / 30)
+    rng = np.random.default_rng(5)
+    d = 2 * POOL.ball_radius
+    rack = [(635.0, 1905.0), (635.0 - d / 2, 1905.0 + d * 0.866), (635.0 + d / 2, 1905.0 + d * 0.866)]
+    paths = np.stack([straight_path(t, p, (0.0, 0.0)) + rng.normal(0.0, 1.5, (len(t), 2)) for p in rack]
+                     + [straight_path(t, (635.0, 635.0), (0.0, 0.0))])
+    ev = find_events(Paths(("1", "2", "3", "cue"), t, paths), POOL)
+    assert not [e for e in ev.events if e.type is EventType.BALL_BALL]

@@ -47,6 +47,7 @@ class EventConfig:
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
+    frozen_set_off_mm_s: float = 300.0  # two balls at rest touching met only if one leaves at least this fast
     bridge_frames: int = 3  # gaps this short in a ball's path are bridged when looking for its contacts
     pocket_rim_mm: float = 6.0  # a ball's centre read this far beyond a pocket's mouth may already be going in
     pin_down_frames: int = 3  # a pin seen down this many frames running (or to the window's end) has fallen
@@ -195,6 +196,14 @@ class _Finder:
         ai, aj = fit(t[after], xy[i, after]), fit(t[after], xy[j, after])
         if not (self._kinked(fi, ai, tc) or self._kinked(fj, aj, tc)):
             return None
+        # Two balls touching at rest (frozen, a rack) jitter in the detector by a frame's worth of "kink": they
+        # met only if one of them was moving, or one truly sets off there (the break running through the rack).
+        still = self.c.moving_mm_s
+        if max(np.linalg.norm(fi.velocity(tc)), np.linalg.norm(fj.velocity(tc))) <= still:
+            after_speed = max(np.linalg.norm(ai.velocity(tc)) if ai is not None else 0.0,
+                              np.linalg.norm(aj.velocity(tc)) if aj is not None else 0.0)
+            if after_speed < self.c.frozen_set_off_mm_s:
+                return None
         return tc
 
     def _kinked(self, before: LineFit | None, after: LineFit | None, tc: float) -> bool:
