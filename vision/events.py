@@ -47,7 +47,6 @@ class EventConfig:
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
-    frozen_set_off_mm_s: float = 300.0  # two balls at rest touching met only if one leaves at least this fast
     bridge_frames: int = 3  # gaps this short in a ball's path are bridged when looking for its contacts
     pocket_rim_mm: float = 6.0  # a ball's centre read this far beyond a pocket's mouth may already be going in
     pin_down_frames: int = 3  # a pin seen down this many frames running (or to the window's end) has fallen
@@ -198,13 +197,28 @@ class _Finder:
             return None
         # Two balls touching at rest (frozen, a rack) jitter in the detector by a frame's worth of "kink": they
         # met only if one of them was moving, or one truly sets off there (the break running through the rack).
-        still = self.c.moving_mm_s
-        if max(np.linalg.norm(fi.velocity(tc)), np.linalg.norm(fj.velocity(tc))) <= still:
-            after_speed = max(np.linalg.norm(ai.velocity(tc)) if ai is not None else 0.0,
-                              np.linalg.norm(aj.velocity(tc)) if aj is not None else 0.0)
-            if after_speed < self.c.frozen_set_off_mm_s:
-                return None
+        if self._resting(i, m) and self._resting(j, m) and not (self._sets_off(i, m) or self._sets_off(j, m)):
+            return None
         return tc
+
+    def _resting(self, b: int, m: int) -> bool:
+        """Ball ``b`` stayed put (within ``rest_s``' worth of frames, noise aside) up to frame ``m``."""
+        span = max(4, int(round(self.c.rest_s / self.dt)))
+        block = self.p.xy[b, max(m - span, 0):m]
+        block = block[~np.isnan(block[:, 0])]
+        if len(block) < 3:
+            return False
+        return float(np.max(np.linalg.norm(block - block.mean(axis=0), axis=1))) <= self.c.start_clear_mm / 2
+
+    def _sets_off(self, b: int, m: int) -> bool:
+        """Ball ``b`` gets well clear of where it rested within eight frames of ``m``."""
+        span = max(4, int(round(self.c.rest_s / self.dt)))
+        rest = self.p.xy[b, max(m - span, 0):m]
+        ahead = self.p.xy[b, m:m + 8]
+        if (~np.isnan(rest[:, 0])).sum() == 0 or (~np.isnan(ahead[:, 0])).sum() == 0:
+            return True  # cannot tell: keep the contact
+        home = np.nanmean(rest, axis=0)
+        return float(np.nanmax(np.linalg.norm(ahead - home, axis=1))) > 2 * self.c.start_clear_mm
 
     def _kinked(self, before: LineFit | None, after: LineFit | None, tc: float) -> bool:
         if before is None or after is None:
