@@ -85,7 +85,7 @@ class _Finder:
         self.strikers = strikers
         self.pins = pins
         self.seen = self.p.seen
-        self.speed = _speeds(paths)  # (B, M) mm/s, used by every stage: computed once
+        self.speed = _speeds(self.p)  # (B, M) mm/s, used by every stage: computed once
 
     # --- the whole shot -----------------------------------------------------------------------------------------
 
