@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import cv2
 import numpy as np
@@ -36,6 +37,8 @@ from vision.background import BackgroundModel, DifferenceParams, soft_difference
 from vision.ball_geometry import BallGeometry
 from vision.detections import Detections
 from vision.ray_fit import N_RAYS, RayFit, fit_balls
+
+Rect = tuple[int, int, int, int]  # y0, y1, x0, x1 of a part of the search window at the reduced resolution
 
 
 @dataclass(frozen=True)
@@ -175,18 +178,38 @@ class BallDetector:
 
     # --- detection --------------------------------------------------------------------------------------------
 
-    def foreground(self, frame: np.ndarray, background: BackgroundModel) -> np.ndarray:
-        """The reduced-resolution soft mask (lh, lw) of what is not the empty table, inside the search area."""
+    def low_res(self, frame: np.ndarray) -> np.ndarray:
+        """The search window of ``frame`` at the reduced resolution (lh, lw, 3): area-averaged, so that noise
+        averages out and a ball keeps its outline."""
         lw, lh = self._low_size
-        small = cv2.resize(frame[self.window], (lw, lh), interpolation=cv2.INTER_AREA)
-        win = self._low_window
-        fg = soft_difference(small, background.low.unit[win], background.low.norm[win], self.config.difference)
-        return cv2.multiply(fg, self._search)
+        return cv2.resize(frame[self.window], (lw, lh), interpolation=cv2.INTER_AREA)
 
-    def candidates(self, fg: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Candidate centres (N, 2) at the reduced resolution, their smoothed fill (N,), and the smoothed map."""
+    @property
+    def low_size(self) -> tuple[int, int]:
+        """(width, height) of the reduced-resolution search window."""
+        return self._low_size
+
+    def foreground(self, frame: np.ndarray, background: BackgroundModel, rect: Rect | None = None,
+                   small: np.ndarray | None = None) -> np.ndarray:
+        """The reduced-resolution soft mask (lh, lw) of what is not the empty table, inside the search area; only
+        over ``rect`` (y0, y1, x0, x1 at the reduced resolution) when given. ``small``: ``low_res(frame)`` when the
+        caller has it already."""
+        if small is None:
+            small = self.low_res(frame)
+        lh, lw = small.shape[:2]
+        y0, y1, x0, x1 = rect if rect is not None else (0, lh, 0, lw)
+        win = self._low_window
+        low_unit = background.low.unit[win][y0:y1, x0:x1]
+        low_norm = background.low.norm[win][y0:y1, x0:x1]
+        fg = soft_difference(np.ascontiguousarray(small[y0:y1, x0:x1]), low_unit, low_norm, self.config.difference)
+        return cv2.multiply(fg, np.ascontiguousarray(self._search[y0:y1, x0:x1]))
+
+    def candidates(self, fg: np.ndarray, rect: Rect | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Candidate centres (N, 2) at the reduced resolution, their smoothed fill (N,), and the smoothed map; for
+        a mask of ``rect`` only, the centres are in the rectangle's own coordinates."""
         resp = cv2.GaussianBlur(fg, (0, 0), self._sigma)
-        peaks = (resp >= cv2.dilate(resp, self._nms_kernel)) & (resp > self.config.peak_threshold) & self._centre_ok
+        centre_ok = self._centre_ok if rect is None else self._centre_ok[rect[0]:rect[1], rect[2]:rect[3]]
+        peaks = (resp >= cv2.dilate(resp, self._nms_kernel)) & (resp > self.config.peak_threshold) & centre_ok
         ys, xs = np.nonzero(peaks)
         pts = np.stack([xs, ys], axis=1).astype(np.float64)
         vals = resp[ys, xs]
@@ -221,26 +244,49 @@ class BallDetector:
     def _to_full(self, low_px: np.ndarray) -> np.ndarray:
         return (low_px + 0.5) * self.scale - 0.5 + self._origin
 
+    def to_low(self, px: np.ndarray) -> np.ndarray:
+        """Full-resolution pixels (N, 2) to the reduced-resolution search window's (x, y)."""
+        return (np.asarray(px, dtype=np.float64).reshape(-1, 2) - self._origin + 0.5) / self.scale - 0.5
+
+    def search_mask(self) -> np.ndarray:
+        """Where a ball's outline can be, at the reduced resolution (lh, lw) bool."""
+        return self._search > 0
+
     def detect(self, frame: np.ndarray, t: float, background: BackgroundModel, min_score: float | None = None,
-               timings: dict[str, float] | None = None) -> Detections:
-        """Every ball in ``frame`` (uint8 BGR, the calibration's image size). ``timings``, when given, gathers the
-        seconds spent in each stage (for the benchmark)."""
+               timings: dict[str, float] | None = None, rects: Sequence[Rect] | None = None,
+               small: np.ndarray | None = None) -> Detections:
+        """Every ball in ``frame`` (uint8 BGR, the calibration's image size); with ``rects`` (y0, y1, x0, x1 at
+        the reduced resolution, not overlapping), every ball whose centre lies in those parts of the search window
+        (what ``vision.incremental`` asks for where the frame changed). ``small``: ``low_res(frame)`` if already
+        made. ``timings``, when given, gathers the seconds spent in each stage (for the benchmark)."""
         if frame.shape[:2] != (self.camera.image_size[1], self.camera.image_size[0]):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the camera model "
                              f"{self.camera.image_size[0]}x{self.camera.image_size[1]}")
         clock = _StageClock(timings)
         min_score = self.config.min_score if min_score is None else min_score
-        fg = self.foreground(frame, background)
-        clock.lap("foreground")
-        pts, vals, resp = self.candidates(fg)
-        clock.lap("candidates")
-        if len(pts) == 0:
-            return Detections.empty(t)
-        smears, resting = self._split_smears(fg, resp, pts, vals)
-        clock.lap("smears")
+        resting_low: list[np.ndarray] = []
+        smears: list[tuple[np.ndarray, np.ndarray]] = []
+        for rect in (None,) if rects is None else rects:
+            fg = self.foreground(frame, background, rect, small)
+            clock.lap("foreground")
+            pts, vals, resp = self.candidates(fg, rect)
+            if rect is not None and len(pts):
+                inner = self._away_from_cut(pts, rect)
+                pts, vals = pts[inner], vals[inner]
+            clock.lap("candidates")
+            if len(pts) == 0:
+                continue
+            part_smears, resting = self._split_smears(fg, resp, pts, vals)
+            resting = resting[~self._too_thin(fg, pts[resting])]
+            # From the rectangle's coordinates to the search window's.
+            oy, ox = (rect[0], rect[2]) if rect is not None else (0, 0)
+            resting_low.append(pts[resting] + [ox, oy])
+            smears += [(ys + oy, xs + ox) for ys, xs in part_smears]
+            clock.lap("smears")
+        resting_pts = np.concatenate(resting_low) if resting_low else np.zeros((0, 2))
         out_px, out_r, out_score, out_blur = [], [], [], []
-        if len(resting):
-            centres = self._to_full(pts[resting])
+        if len(resting_pts):  # one batched fit for the whole frame: each call has a fixed cost
+            centres = self._to_full(resting_pts)
             radii = self.geometry.radius_at(centres)
             fit = fit_balls(frame, background.full, self.config.difference, centres, radii)
             score = self._ray_scores(fit, radii)
@@ -256,6 +302,8 @@ class BallDetector:
             out_r.append(np.array([r]))
             out_score.append(np.array([0.9]))
             out_blur.append(np.array([True]))
+        if not out_px:  # every candidate was too thin for a ball
+            return Detections.empty(t)
         px = np.concatenate(out_px)
         radius = np.concatenate(out_r)
         score = np.clip(np.concatenate(out_score), 0.0, 1.0)
@@ -299,6 +347,41 @@ class BallDetector:
                 smears.append(blob)
                 resting[members] = False
         return smears, np.nonzero(resting)[0]
+
+    def _away_from_cut(self, pts: np.ndarray, rect: Rect) -> np.ndarray:
+        """Candidates (rectangle coordinates) not too near an edge where the rectangle cuts the search window: the
+        smoothing and the peak search see a cut-off mask there, and a slope running out of the rectangle makes a
+        false peak on its edge. (The caller's rectangles reach well past what it asks about.)"""
+        y0, y1, x0, x1 = rect
+        lw, lh = self._low_size
+        e = 0.7 * self.radius_low
+        x, y = pts[:, 0], pts[:, 1]
+        return (((x >= e) | (x0 == 0)) & ((x <= x1 - x0 - 1 - e) | (x1 >= lw))
+                & ((y >= e) | (y0 == 0)) & ((y <= y1 - y0 - 1 - e) | (y1 >= lh)))
+
+    def _too_thin(self, fg: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        """Whether the mask through each candidate is a line rather than a ball: a chalk line (narrower than a
+        ball every way but one), a cue's shaft or its ferrule (narrow across, long along). A ball is 2 radii
+        across every way; one touching others is wider, never narrower; half under a cue it is still a ball's
+        width across the cue. Widths are the share of the mask's samples along a line through the centre, not a
+        run from it: a black ball's rim mirrors the dark cloth, so its mask has holes that would cut a run short
+        (the real snooker frames' black is 1.5-1.7 radii across at the stricter level, a cue 1.1-1.3)."""
+        if len(pts) == 0:
+            return np.zeros(0, bool)
+        r = self.radius_low
+        ang = np.radians([0.0, 45.0, 90.0, 135.0])
+        u = np.stack([np.cos(ang), np.sin(ang)], 1)  # (4, 2)
+        steps = np.linspace(-1.6 * r, 1.6 * r, 33)
+        q = pts[:, None, None, :] + steps[None, None, :, None] * u[None, :, None, :]  # (N, 4, S, 2)
+        h, w = fg.shape
+        qi = np.clip(np.round(q).astype(int), 0, [w - 1, h - 1])
+        v = fg[qi[..., 1], qi[..., 0]]
+        step = (steps[1] - steps[0]) / r
+        loose = (v > 0.35).sum(axis=2) * step  # (N, 4) widths in radii
+        strict = (v > 0.5).sum(axis=2) * step
+        chalk = loose.min(axis=1) < 1.0
+        cue = (strict.min(axis=1) < 1.4) & (strict.max(axis=1) >= 3.0)
+        return chalk | cue
 
     def _anisotropic(self, resp: np.ndarray, pts: np.ndarray) -> np.ndarray:
         """Whether the smoothed fill around each peak drops at least twice as slowly along one direction as

@@ -60,6 +60,21 @@ class Detections:
                           self.classes, self.class_probs[mask],
                           None if self.blurred is None else self.blurred[mask])
 
+    @classmethod
+    def concat(cls, t: float, parts: "list[Detections]", classes: tuple[str, ...] = ()) -> "Detections":
+        """One frame's detections from several parts (found in different parts of the frame, or kept from the
+        frame before), all at time ``t``; the parts must share ``classes`` unless they are empty."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return cls.empty(t, classes)
+        classes = parts[0].classes
+        if any(p.classes != classes for p in parts):
+            raise ValueError("detections: cannot join parts identified against different ball ids")
+        blurred = np.concatenate([p.blurred if p.blurred is not None else np.zeros(len(p), bool) for p in parts])
+        return cls(t, np.concatenate([p.xy for p in parts]), np.concatenate([p.px for p in parts]),
+                   np.concatenate([p.radius_px for p in parts]), np.concatenate([p.score for p in parts]),
+                   classes, np.concatenate([p.class_probs for p in parts]), blurred)
+
 
 @dataclass(frozen=True, eq=False)
 class PinObservation:

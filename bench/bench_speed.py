@@ -1,0 +1,110 @@
+"""Speed of the whole per-frame vision pipeline (detection to events) at 1456 x 1088, on one core.
+
+    python -m bench.bench_speed [--discipline three_cushion] [--shots 2] [--size 1456x1088] [--fps 60]
+
+Renders random shots of the discipline through the Pi Global Shutter camera (``sim.scenario``: the cue, the
+strike, the balls running and coming to rest, sensor noise, JPEG), then runs the pipeline over every frame twice,
+frame by frame in alternation so that the machine's load falls on both alike: the whole-frame detector (the
+default), and the one that looks only where the frame changed (``vision.incremental``). CPU time of this process, OpenCV and
+the BLAS held to one thread. Prints the median and 90th percentile per stage, the ratio of the two, and the frame
+rate implied on a Raspberry Pi 5, whose core is taken as 3.5 times slower than this one (the issue's 3-4x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from calibration.file import read_calibration  # noqa: E402
+from sim.clip import write_clip  # noqa: E402
+from sim.scenario import random_scenario  # noqa: E402
+from vision.frame_detector import FrameDetector  # noqa: E402
+from vision.live import balls_for, lookalikes_for  # noqa: E402
+from vision.pipeline import VisionPipeline  # noqa: E402
+
+PI5_SLOWER = 3.5
+STAGES = ("detect", "track", "segment", "total")
+
+
+def _frames(video: str) -> list[np.ndarray]:
+    cap = cv2.VideoCapture(video)
+    out = []
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            return out
+        out.append(frame)
+
+
+def _pipeline(calib, discipline: str, frames: list[np.ndarray], incremental: bool) -> VisionPipeline:
+    balls = balls_for(discipline, {})
+    detector = FrameDetector(calib.camera, calib.table, discipline, frames[:15], incremental=incremental)
+    return VisionPipeline(detector, balls, calib.table, cue_ball=lambda: balls[0],
+                          lookalikes=lookalikes_for(discipline))
+
+
+def _step(p: VisionPipeline, frame: np.ndarray, t: float, into: dict[str, list[float]]) -> None:
+    """One frame through the pipeline's three stages, each timed (what ``VisionPipeline.process`` does)."""
+    t0 = time.process_time()
+    det = p.detector.detect(frame, t)
+    t1 = time.process_time()
+    xy = p.tracker.update(det)
+    t2 = time.process_time()
+    p.segmenter.feed(t, xy)
+    t3 = time.process_time()
+    for name, v in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
+        into[name].append(1e3 * v)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--discipline", default="three_cushion")
+    ap.add_argument("--shots", type=int, default=2, help="random shots rendered (each a clip of its own)")
+    ap.add_argument("--size", default="1456x1088")
+    ap.add_argument("--fps", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=100)
+    args = ap.parse_args(argv)
+    cv2.setNumThreads(1)
+    w, h = (int(v) for v in args.size.split("x"))
+    times = {mode: {s: [] for s in STAGES} for mode in ("whole", "changed")}
+    n_frames = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(args.shots):
+            sc = random_scenario(args.discipline, args.seed + k,
+                                 camera={"sensor": "pi_gs", "size": [w, h], "fps": args.fps})
+            clip = write_clip(sc, tmp)
+            calib = read_calibration(clip.calib)
+            frames = _frames(clip.video)
+            whole = _pipeline(calib, args.discipline, frames, incremental=False)
+            changed = _pipeline(calib, args.discipline, frames, incremental=True)
+            for n, frame in enumerate(frames):
+                t = n / args.fps
+                _step(whole, frame, t, times["whole"])
+                _step(changed, frame, t, times["changed"])
+            n_frames += len(frames)
+    print(f"bench_speed: {args.discipline}, {args.shots} shots, {n_frames} frames at {w}x{h} {args.fps:g} fps, "
+          f"one core, CPU ms per frame (median / p90)")
+    print("detector | " + " | ".join(STAGES) + " | Pi 5 fps (median)")
+    med = {}
+    for mode, label in (("whole", "whole frame (default)"), ("changed", "where it changed")):
+        cells = []
+        for s in STAGES:
+            v = np.array(times[mode][s])
+            cells.append(f"{np.median(v):.2f} / {np.percentile(v, 90):.2f}")
+        med[mode] = float(np.median(times[mode]["total"]))
+        print(f"{label} | " + " | ".join(cells) + f" | {1000.0 / (PI5_SLOWER * med[mode]):.0f}")
+    print(f"ratio whole / changed (median total): {med['whole'] / med['changed']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""Detection where the frame changed (vision/incremental.py, ``FrameDetector(incremental=True)``): the same balls
+as a whole-frame detection, found again wherever anything moved, and nothing looked at where nothing did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from calibration.file import read_calibration
+from rules.tables import preset
+from tests.vision_scenes import WHITE, BallSpec, Capsule, Scene, render
+from vision.detection import BallDetector
+from vision.frame_detector import FrameDetector
+from vision.incremental import ChangeConfig, ChangeGate
+
+CLIPS = Path(__file__).resolve().parent.parent / "fixtures" / "clips"
+CAROM = preset("carom_match")
+CAM = CameraModel.overhead(CAROM, (728, 544), height_mm=2000, dist=(-0.12, 0.03, 0.0005, -0.0003, 0.0))
+RED = (40, 40, 200)
+
+
+def _frame(balls, occluders=(), seed=0) -> np.ndarray:
+    return render(Scene(CAM, CAROM, balls=tuple(balls), occluders=tuple(occluders)), np.random.default_rng(seed))
+
+
+def _detector(balls) -> FrameDetector:
+    empty = [_frame([], seed=s) for s in range(3)]
+    fd = FrameDetector(CAM, CAROM, "three_cushion", empty, incremental=True)
+    fd.detect(_frame(balls, seed=10), 0.0)  # the first frame is always a whole-frame detection
+    return fd
+
+
+def test_still_frames_are_not_searched_again_and_keep_their_balls():
+    balls = [BallSpec((400.0, 700.0), WHITE), BallSpec((900.0, 2000.0), RED)]
+    fd = _detector(balls)
+    first = fd.gate.plan(fd.balls.low_res(_frame(balls, seed=11)))
+    assert not first.full and first.rects == ()
+    det = fd.detect(_frame(balls, seed=12), 1 / 60)
+    assert len(det) == 2 and det.t == pytest.approx(1 / 60)
+    assert sorted(np.round(det.xy[:, 0] / 100)) == [4, 9]
+
+
+def test_a_ball_that_moves_is_found_where_it_went_and_the_others_stay():
+    still = BallSpec((900.0, 2000.0), RED)
+    fd = _detector([BallSpec((400.0, 700.0), WHITE), still])
+    moved = [BallSpec((470.0, 760.0), WHITE), still]
+    plan = fd.gate.plan(fd.balls.low_res(_frame(moved, seed=20)))
+    assert not plan.full and len(plan.rects) == 1
+    fd.gate = ChangeGate(fd.balls)  # the plan above moved the reference on: start the gate again
+    fd.detect(_frame([BallSpec((400.0, 700.0), WHITE), still], seed=21), 0.0)
+    det = fd.detect(_frame(moved, seed=22), 1 / 60)
+    assert len(det) == 2
+    white = det.xy[np.argmin(det.xy[:, 0])]
+    assert np.hypot(*(white - [470.0, 760.0])) < 1.5
+
+
+def test_a_ball_creeping_below_the_threshold_is_found_again_once_it_adds_up():
+    """0.1 mm a frame changes nothing visible from one frame to the next, but the reference is not moved on
+    where nothing was seen, so the drift adds up against it and the ball is looked at again."""
+    fd = FrameDetector(CAM, CAROM, "three_cushion", [_frame([], seed=s) for s in range(3)],
+                       incremental=True, change=ChangeConfig(refresh_every=10_000))
+    x = 500.0
+    fd.detect(_frame([BallSpec((x, 900.0), WHITE)], seed=1), 0.0)
+    for k in range(1, 41):
+        det = fd.detect(_frame([BallSpec((x + 0.1 * k, 900.0), WHITE)], seed=1), k / 60)
+    assert len(det) == 1
+    assert abs(det.xy[0, 0] - (x + 4.0)) < 1.5  # never more than the threshold's worth behind
+
+
+def test_a_whole_frame_detection_comes_round_every_refresh_period():
+    gate = ChangeGate(BallDetector(CAM, CAROM), ChangeConfig(refresh_every=5))
+    small = BallDetector(CAM, CAROM).low_res(_frame([], seed=0))
+    fulls = [gate.plan(small).full for _ in range(11)]
+    assert fulls == [True, False, False, False, False, True, False, False, False, False, True]
+
+
+def test_a_cue_sliding_along_its_line_leaves_no_ball_behind():
+    """The cue's shaft is narrow across and long along: never a ball, whether the frame changed there or not."""
+    ball = BallSpec((700.0, 1400.0), WHITE)
+    fd = _detector([ball])
+    for k in range(6):
+        cue = Capsule((700.0, 1480.0 + 20 * k), (700.0, 2600.0 + 20 * k), 7.0, 40.0, (200, 225, 235))
+        det = fd.detect(_frame([ball], [cue], seed=30 + k), (k + 1) / 60)
+        assert len(det) == 1, f"frame {k}: {np.round(det.xy).tolist()}"
+
+
+@pytest.mark.parametrize("clip,discipline", [("three_cushion_point_and_miss", "three_cushion"),
+                                             ("balkline_run_leaving_a_field", "balkline_47_2")])
+def test_on_a_clip_the_sure_balls_match_a_whole_frame_detection(clip, discipline):
+    calib = read_calibration(CLIPS / f"{clip}.calib.json")
+    cap = cv2.VideoCapture(str(CLIPS / f"{clip}.mp4"))
+    frames = []
+    while len(frames) < 150:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        frames.append(frame)
+    full = FrameDetector(calib.camera, calib.table, discipline, frames[:15], incremental=False)
+    incr = FrameDetector(calib.camera, calib.table, discipline, frames[:15], incremental=True)
+    worst, searched = 0.0, 0
+    for n, frame in enumerate(frames):
+        a, b = full.detect(frame, n / 30), incr.detect(frame, n / 30)
+        sure = a.subset(a.score >= 0.8)
+        assert len(b) >= len(sure), f"frame {n}"
+        if len(sure):
+            worst = max(worst, float(np.linalg.norm(sure.xy[:, None] - b.xy[None], axis=2).min(axis=1).max()))
+    assert worst < 3.0  # a ball at rest is within a fraction of a mm; a smear differs by its exposure's travel
