@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration.camera import CameraModel
-from calibration.distortion import LensPrior, distort_points, lens_prior, plumb_line, undistort_points
+from calibration.distortion import (LensPrior, distort_points, lens_prior, pinhole_to_fisheye, plumb_line,
+                                    refine_fisheye, undistort_points)
 from calibration.file import Calibration
 from calibration.markings import diamond_residuals, find_diamonds, find_markings
 from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
@@ -169,6 +170,12 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
             fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, markings=markings,
                               fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp, edge_z=ez,
                               edge_offset=offs, fit_wide_lens=wide)
+    if fit_lens and prior.model == "fisheye":
+        # The pinhole fit has placed the table; the equidistant model, started from it, follows the lens out to the
+        # corner pockets, past the last nose points, where the pinhole polynomial bends away.
+        theta = np.arctan(np.linalg.norm(fit.camera.undistort(np.concatenate(edges)), axis=-1))
+        start = pinhole_to_fisheye(fit.camera, 1.15 * float(theta.max()))
+        fit = refine_fisheye(start, table, edges, f_prior, focal_sigma, ez, offs, markings)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
     _check_corners_in_view(corners, size)

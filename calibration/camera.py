@@ -3,7 +3,13 @@
 Frames (DESIGN.md section 2): the table frame has x across the cloth from the left cushion, y along it from the
 bottom cushion, z up towards the camera, origin at the bottom-left cushion-nose corner on the cloth. ``rvec`` and
 ``tvec`` take a table point into the OpenCV camera frame (x right in the image, y down, z along the view), as
-``cv2.projectPoints`` expects. ``dist_coeffs`` is OpenCV's (k1, k2, p1, p2, k3).
+``cv2.projectPoints`` expects.
+
+Two lens models. ``pinhole`` (the default): ``dist_coeffs`` is OpenCV's (k1, k2, p1, p2, k3), a polynomial in the
+radius of the ideal image point. ``fisheye``: the equidistant model of ``cv2.fisheye`` (Kannala-Brandt), ``dist_coeffs``
+(k1, k2, k3, k4), the image radius f * theta * (1 + k1 theta^2 + k2 theta^4 + k3 theta^6 + k4 theta^8) of a ray at
+angle theta off the axis. A wide M12 lens is close to equidistant: a polynomial in tan(theta) cannot follow it into the
+picture's corners (it bends a straight cushion into a pocket), a polynomial in theta does with a few small terms.
 
 A ball's pixel centre maps to its cloth point through the ball-centre plane: ``image_to_table(px, z=R)``. Going
 through the cloth plane instead (a plain homography) is off by d * R / (H - R) at a distance d from the point under
@@ -24,6 +30,7 @@ from rules.tables import TableSpec
 ArrayLike = Any  # anything np.asarray accepts
 
 CALIB_VERSION = 1
+LENS_MODELS = {"pinhole": 5, "fisheye": 4}  # lens model -> number of distortion coefficients
 
 
 def _rotation_matrix(rvec: np.ndarray) -> np.ndarray:
@@ -37,9 +44,10 @@ class CameraModel:
 
     image_size: tuple[int, int]  # (width, height) in pixels
     camera_matrix: np.ndarray  # 3x3
-    dist_coeffs: np.ndarray  # (k1, k2, p1, p2, k3)
+    dist_coeffs: np.ndarray  # pinhole: (k1, k2, p1, p2, k3); fisheye: (k1, k2, k3, k4)
     rvec: np.ndarray  # table -> camera rotation (Rodrigues vector)
     tvec: np.ndarray  # table -> camera translation (mm)
+    lens_model: str = "pinhole"  # "pinhole" or "fisheye" (module docstring)
 
     def __post_init__(self) -> None:
         k = np.asarray(self.camera_matrix, dtype=np.float64)
@@ -48,8 +56,11 @@ class CameraModel:
         t = np.asarray(self.tvec, dtype=np.float64).ravel()
         if k.shape != (3, 3):
             raise ValueError(f"camera_matrix must be 3x3, got shape {k.shape}")
-        if d.shape != (5,):
-            raise ValueError(f"dist_coeffs must be (k1, k2, p1, p2, k3), got {d.size} values")
+        if self.lens_model not in LENS_MODELS:
+            raise ValueError(f"unknown lens model {self.lens_model!r} (known: {', '.join(LENS_MODELS)})")
+        if d.shape != (LENS_MODELS[self.lens_model],):
+            names = "(k1, k2, p1, p2, k3)" if self.lens_model == "pinhole" else "(k1, k2, k3, k4)"
+            raise ValueError(f"dist_coeffs of the {self.lens_model} model must be {names}, got {d.size} values")
         if r.shape != (3,) or t.shape != (3,):
             raise ValueError("rvec and tvec must have 3 values each")
         w, h = self.image_size
@@ -88,8 +99,42 @@ class CameraModel:
         shape = p.shape[:-1]
         if p.size == 0:
             return np.zeros(shape + (2,))
+        if self.lens_model == "fisheye":
+            return self._project_fisheye(p.reshape(-1, 3)).reshape(shape + (2,))
         px, _ = cv2.projectPoints(p.reshape(-1, 1, 3), self.rvec, self.tvec, self.camera_matrix, self.dist_coeffs)
         return px.reshape(shape + (2,))
+
+    def _project_fisheye(self, p: np.ndarray) -> np.ndarray:
+        """cv2.fisheye's projection, vectorised in numpy: theta from atan2, so a ray far off the axis stays exact."""
+        c = p @ self.rotation.T + self.tvec
+        r = np.hypot(c[:, 0], c[:, 1])
+        theta = np.arctan2(r, c[:, 2])
+        t2 = theta * theta
+        k1, k2, k3, k4 = self.dist_coeffs
+        theta_d = theta * (1 + t2 * (k1 + t2 * (k2 + t2 * (k3 + t2 * k4))))
+        safe = r > 1e-12
+        s = np.where(safe, theta_d / np.where(safe, r, 1.0), 1.0 / c[:, 2])  # on the axis: the pinhole limit
+        x, y = c[:, 0] * s, c[:, 1] * s
+        k = self.camera_matrix
+        return np.stack([k[0, 0] * x + k[0, 1] * y + k[0, 2], k[1, 1] * y + k[1, 2]], axis=-1)
+
+    def _undistort_fisheye(self, xd: np.ndarray, yd: np.ndarray) -> np.ndarray:
+        """theta from theta_d by Newton steps on the odd polynomial (monotone over the lens's field), then the
+        ideal point tan(theta) along the same direction."""
+        k1, k2, k3, k4 = self.dist_coeffs
+        td = np.hypot(xd, yd)
+        theta = td.copy()
+        for _ in range(30):
+            t2 = theta * theta
+            f = theta * (1 + t2 * (k1 + t2 * (k2 + t2 * (k3 + t2 * k4)))) - td
+            df = 1 + t2 * (3 * k1 + t2 * (5 * k2 + t2 * (7 * k3 + t2 * 9 * k4)))
+            step = f / np.where(np.abs(df) > 1e-9, df, 1e-9)
+            theta = np.clip(theta - step, 0.0, 0.5 * math.pi - 1e-6)
+            if np.all(np.abs(step) < 1e-15):
+                break
+        safe = td > 1e-12
+        s = np.where(safe, np.tan(theta) / np.where(safe, td, 1.0), 1.0)
+        return np.stack([xd * s, yd * s], axis=-1)
 
     def table_to_image(self, xy: ArrayLike, z: float | ArrayLike = 0.0) -> np.ndarray:
         """Cloth points (..., 2) at height ``z`` above the cloth to pixels (..., 2)."""
@@ -106,6 +151,8 @@ class CameraModel:
         k = self.camera_matrix
         xd = (px[..., 0] - k[0, 2] - k[0, 1] * (px[..., 1] - k[1, 2]) / k[1, 1]) / k[0, 0]
         yd = (px[..., 1] - k[1, 2]) / k[1, 1]
+        if self.lens_model == "fisheye":
+            return self._undistort_fisheye(xd, yd)
         k1, k2, p1, p2, k3 = self.dist_coeffs
         x, y = xd.copy(), yd.copy()
         for _ in range(8):
@@ -192,7 +239,7 @@ class CameraModel:
     @classmethod
     def look_at(cls, eye: Sequence[float], target: Sequence[float], image_right: Sequence[float],
                 image_size: tuple[int, int], focal_px: float,
-                dist: Sequence[float] = (0.0, 0.0, 0.0, 0.0, 0.0)) -> "CameraModel":
+                dist: Sequence[float] = (0.0, 0.0, 0.0, 0.0, 0.0), lens_model: str = "pinhole") -> "CameraModel":
         """A camera at ``eye`` (table mm) looking at ``target``, the image x axis as close to ``image_right`` as the
         view direction allows, principal point at the image centre."""
         eye_v = np.asarray(eye, dtype=np.float64)
@@ -207,12 +254,13 @@ class CameraModel:
         tvec = -rot @ eye_v
         w, h = image_size
         k = np.array([[focal_px, 0.0, (w - 1) / 2.0], [0.0, focal_px, (h - 1) / 2.0], [0.0, 0.0, 1.0]])
-        return cls((w, h), k, np.asarray(dist, dtype=np.float64), rvec.ravel(), tvec)
+        return cls((w, h), k, np.asarray(dist, dtype=np.float64), rvec.ravel(), tvec, lens_model)
 
     @classmethod
     def overhead(cls, table: TableSpec, image_size: tuple[int, int], height_mm: float = 2000.0,
                  tilt_deg: float = 0.0, focal_px: float | None = None, hfov_deg: float | None = None,
-                 dist: Sequence[float] = (0.0, 0.0, 0.0, 0.0, 0.0), margin_mm: float = 180.0) -> "CameraModel":
+                 dist: Sequence[float] = (0.0, 0.0, 0.0, 0.0, 0.0), margin_mm: float = 180.0,
+                 lens_model: str = "pinhole") -> "CameraModel":
         """A camera ``height_mm`` above the cloth looking at the table centre, the table's length along the image
         width (the bottom cushion on the left of the image, the left cushion at the top).
 
@@ -231,14 +279,15 @@ class CameraModel:
                 # little generous, since the margin already covers the rails.
                 depth = height_mm
                 focal_px = min(w * depth / (table.length + 2 * margin_mm), h * depth / (table.width + 2 * margin_mm))
-        return cls.look_at(eye, (cx, cy, 0.0), (0.0, 1.0, 0.0), image_size, focal_px, dist)
+        return cls.look_at(eye, (cx, cy, 0.0), (0.0, 1.0, 0.0), image_size, focal_px, dist, lens_model)
 
     def moved(self, d_rvec: Sequence[float] = (0.0, 0.0, 0.0), d_tvec: Sequence[float] = (0.0, 0.0, 0.0)) -> "CameraModel":
         """The same camera nudged: a small extra rotation (camera frame) and translation (camera frame, mm)."""
         rot = _rotation_matrix(np.asarray(d_rvec, dtype=np.float64)) @ self.rotation
         rvec, _ = cv2.Rodrigues(rot)
         tvec = _rotation_matrix(np.asarray(d_rvec, dtype=np.float64)) @ self.tvec + np.asarray(d_tvec, dtype=float)
-        return CameraModel(self.image_size, self.camera_matrix.copy(), self.dist_coeffs.copy(), rvec.ravel(), tvec)
+        return CameraModel(self.image_size, self.camera_matrix.copy(), self.dist_coeffs.copy(), rvec.ravel(), tvec,
+                           self.lens_model)
 
     def scaled(self, image_size: tuple[int, int]) -> "CameraModel":
         """The same lens and pose on a sensor mode of another size (binning or scaling keeps the field of view)."""
@@ -249,12 +298,13 @@ class CameraModel:
         k[1, :] *= sy
         k[0, 2] = (self.camera_matrix[0, 2] + 0.5) * sx - 0.5
         k[1, 2] = (self.camera_matrix[1, 2] + 0.5) * sy - 0.5
-        return CameraModel(image_size, k, self.dist_coeffs.copy(), self.rvec.copy(), self.tvec.copy())
+        return CameraModel(image_size, k, self.dist_coeffs.copy(), self.rvec.copy(), self.tvec.copy(), self.lens_model)
 
     # --- calibration file fields (DESIGN.md section 6) --------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The file's camera fields; ``lens_model`` only for a fisheye, so a pinhole file reads as it always did."""
+        d: dict[str, Any] = {
             "version": CALIB_VERSION,
             "image_size": list(self.image_size),
             "camera_matrix": self.camera_matrix.tolist(),
@@ -262,6 +312,9 @@ class CameraModel:
             "rvec": self.rvec.tolist(),
             "tvec": self.tvec.tolist(),
         }
+        if self.lens_model != "pinhole":
+            d["lens_model"] = self.lens_model
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CameraModel":
@@ -272,4 +325,4 @@ class CameraModel:
             raise ValueError("image_size must be [width, height]")
         return cls(tuple(size), np.asarray(d["camera_matrix"], dtype=float),  # type: ignore[arg-type]
                    np.asarray(d["dist_coeffs"], dtype=float), np.asarray(d["rvec"], dtype=float),
-                   np.asarray(d["tvec"], dtype=float))
+                   np.asarray(d["tvec"], dtype=float), str(d.get("lens_model", "pinhole")))

@@ -20,6 +20,8 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from calibration.pose import MarkingObservation, PoseFit
+from rules.tables import TableSpec
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class LensPrior:
     focal_sigma: float = 0.03  # relative uncertainty of the focal length from the field of view
     k1_sigma: float = 0.05  # how far k1 and k2 may stray from the prior (a Gaussian prior in the fits)
     k2_sigma: float = 0.03
+    model: str = "pinhole"  # the lens model the calibration ends with ("fisheye": the equidistant model)
 
     def camera_matrix(self, image_size: tuple[int, int]) -> np.ndarray:
         w, h = image_size
@@ -44,7 +47,10 @@ LENSES = {
     "v2": LensPrior("v2", 62.2, 0.0),  # Camera Module 2
     "v1": LensPrior("v1", 53.5, 0.0),
     # A Pi camera behind a wide M12 lens, barrel-distorted as a fisheye is within the table (PoolJK's snooker rig).
-    "fisheye": LensPrior("fisheye", 77.0, -0.22, 0.03, focal_sigma=0.2, k1_sigma=0.2, k2_sigma=0.1),
+    # The pinhole fit starts it; the equidistant model finishes it (calibration.camera: a polynomial in tan(theta)
+    # bends the noses into the corner pockets, 4-24 px off the marked corners on PoolJK's stills).
+    "fisheye": LensPrior("fisheye", 77.0, -0.22, 0.03, focal_sigma=0.2, k1_sigma=0.2, k2_sigma=0.1,
+                         model="fisheye"),
     # Any camera (a phone, a broadcast camera): the pose fit finds the focal length; the distortion stays mild
     # unless the noses' curvature insists.
     "unknown": LensPrior("unknown", 60.0, 0.0, focal_sigma=0.6, k1_sigma=0.05, k2_sigma=0.01),
@@ -211,3 +217,122 @@ def calibrate_charuco(images: Sequence[np.ndarray], squares: tuple[int, int], sq
         raise ValueError(f"ChArUco board found in {len(obj_pts)} of {len(images)} views (need 3 or more)")
     rms, k, dist, _, _ = cv2.calibrateCamera(obj_pts, img_pts, size, None, None)
     return IntrinsicCalibration(size, k, dist.ravel()[:5], float(rms), len(obj_pts))
+
+
+# --- the equidistant (fisheye) model: from the pinhole fit, and its own pose fit --------------------------------------
+
+def pinhole_to_fisheye(camera: CameraModel, max_theta: float) -> CameraModel:
+    """The equidistant model that bends rays as ``camera``'s radial polynomial does, out to ``max_theta`` (rad) off
+    the axis: k1..k4 by linear least squares on theta_d / theta - 1 = sum k_i theta^(2i). Where the pinhole
+    polynomial folds back (past its maximum radius), it is not followed."""
+    if camera.lens_model == "fisheye":
+        return camera
+    k1, k2, _, _, k3 = camera.dist_coeffs
+    theta = np.linspace(0.02, max(0.1, float(max_theta)), 200)
+    t = np.tan(theta)
+    r_d = t * (1 + t * t * (k1 + t * t * (k2 + t * t * k3)))
+    ok = np.concatenate([[True], np.diff(r_d) > 0])
+    ok &= np.cumprod(ok).astype(bool)  # up to the first fold
+    a = np.stack([theta ** (2 * i + 2) for i in range(4)], axis=-1)[ok]
+    kb = np.linalg.lstsq(a, (r_d / theta - 1)[ok], rcond=None)[0]
+    return CameraModel(camera.image_size, camera.camera_matrix.copy(), kb, camera.rvec.copy(), camera.tvec.copy(),
+                       "fisheye")
+
+
+def _lm_step(residuals, x: np.ndarray, lam: float) -> tuple[np.ndarray, float, bool]:
+    """One Levenberg-Marquardt step with a forward-difference Jacobian; whether it moved (meaningfully)."""
+    r0 = residuals(x)
+    jac = np.empty((len(r0), len(x)))
+    for j in range(len(x)):
+        h = 1e-7 if j < 3 else (1e-6 * max(1.0, abs(x[j])) if j < 6 else 1e-6)
+        dx = np.zeros_like(x)
+        dx[j] = h
+        jac[:, j] = (residuals(x + dx) - r0) / h
+    a = jac.T @ jac
+    g = jac.T @ r0
+    cost = float(np.sum(r0 ** 2))
+    for _ in range(8):
+        step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
+        new = float(np.sum(residuals(x + step) ** 2))
+        if new < cost:
+            return x + step, max(lam * 0.3, 1e-9), cost - new > 1e-9 * cost and np.abs(step).max() > 1e-10
+        lam *= 10
+    return x, lam, False
+
+
+def refine_fisheye(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.ndarray], focal_prior: float,
+                   focal_sigma: float, edge_z: Sequence[float], edge_offset: Sequence[float] = (0.0,) * 4,
+                   markings: Sequence[MarkingObservation] = (), sigma_px: float = 0.2, k_sigma: float = 0.5,
+                   iters: int = 30) -> PoseFit:
+    """The pose, focal length, principal point and k1..k4 of an equidistant camera from the cushion edge points
+    (each must map onto its cushion's line at its height) and the markings found, as ``calibration.pose.refine_pose``
+    does for the pinhole model: Levenberg-Marquardt with Tukey weights, the focal length held by the lens prior,
+    the principal point by 2 % of the picture, k1..k4 loosely near zero (``k_sigma``: an equidistant lens needs
+    only small terms, and loose ones would wiggle past the last edge point into the corners)."""
+    if camera.lens_model != "fisheye":
+        raise ValueError("refine_fisheye needs a fisheye camera (see pinhole_to_fisheye)")
+    f0 = camera.focal
+    k0 = camera.camera_matrix
+    size = camera.image_size
+    pp_sigma = 0.02 * max(size)
+    pts = [np.asarray(e, dtype=np.float64) for e in edge_points]
+    allpts = np.concatenate(pts)
+    side = np.concatenate([np.full(len(e), i) for i, e in enumerate(pts)])
+    off = np.broadcast_to(np.asarray(edge_offset, dtype=float), (4,))
+    target = (np.array([0.0, table.width, table.length, 0.0]) + np.array([-1.0, 1.0, 1.0, -1.0]) * off)[side]
+    axis = np.array([1, 0, 1, 0])[side]
+    ez = np.broadcast_to(np.asarray(edge_z, dtype=float), (4,))[side]
+    mk_px = np.array([m.px for m in markings]).reshape(-1, 2)
+    mk_xy = np.array([m.table_xy for m in markings]).reshape(-1, 2)
+    mk_z = np.array([m.z for m in markings])
+    # Pixels per mm across each cushion line where each point is, from the start camera: near the picture's edge an
+    # equidistant lens squeezes the view radially, so f / depth would count a far cushion's mm as up to 3x too many
+    # pixels (over-weighting it, and overstating the reprojection figure).
+    xy0 = camera.image_to_table(allpts, ez)
+    step = np.zeros_like(xy0)
+    step[np.arange(len(xy0)), axis] = 1.0
+    scale = np.linalg.norm(camera.table_to_image(xy0 + step, ez) - camera.table_to_image(xy0, ez), axis=-1)
+    mk_scale = camera.pixels_per_mm(mk_xy) if len(mk_px) else np.zeros(0)
+
+    def cam_of(x: np.ndarray) -> CameraModel:
+        k = k0.copy()
+        k[0, 0] = k[1, 1] = f0 * np.exp(x[6])
+        k[0, 2] += x[11]
+        k[1, 2] += x[12]
+        return CameraModel(size, k, x[7:11], x[:3], x[3:6], "fisheye")
+
+    def edge_res(cam: CameraModel) -> np.ndarray:
+        xy = cam.image_to_table(allpts, ez)
+        return (xy[np.arange(len(xy)), axis] - target) * scale
+
+    weights = np.ones(len(allpts))
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        cam = cam_of(x)
+        out = [edge_res(cam) / sigma_px * np.sqrt(weights)]
+        if len(mk_px):
+            out.append(((cam.image_to_table(mk_px, mk_z) - mk_xy) * mk_scale[:, None] / max(sigma_px, 0.5)).ravel())
+        out.append(np.array([(f0 * np.exp(x[6]) - focal_prior) / (focal_sigma * focal_prior)]))
+        out.append(x[7:11] / k_sigma)
+        out.append(np.array([x[11], x[12]]) / pp_sigma)
+        return np.concatenate(out)
+
+    x = np.concatenate([camera.rvec, camera.tvec, [0.0], camera.dist_coeffs, [0.0, 0.0]])
+    lam = 1e-3
+    # Converge on every point first, then reweight (Tukey) and converge again, three times: weights taken far from
+    # the solution would drop good points and lock the fit into a wrong valley.
+    for phase, budget in enumerate((iters // 2, iters // 6, iters // 6, iters // 6)):
+        if phase:
+            r = edge_res(cam_of(x))
+            s = max(1.4826 * np.median(np.abs(r)), 0.05)
+            u = r / (4.685 * s)
+            weights = np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0) + 1e-9
+        for _ in range(budget):
+            x, lam, moved = _lm_step(residuals, x, lam)
+            if not moved:
+                break
+    cam = cam_of(x)
+    r = edge_res(cam)
+    inl = weights > 0.01
+    mres = np.linalg.norm(cam.image_to_table(mk_px, mk_z) - mk_xy, axis=1) if len(mk_px) else np.zeros(0)
+    return PoseFit(cam, float(np.sqrt(np.mean(r[inl] ** 2))) if inl.any() else float("nan"), float(inl.mean()), mres)

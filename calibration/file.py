@@ -5,7 +5,8 @@ the file and the field (``table.calib.json: camera_matrix: must be 3x3 numbers, 
 
 Fields: ``version``, ``table`` (a preset name, or a full spec ``{"width", "length", "ball_diameter", ...}``, optionally
 ``"preset"`` naming the preset whose markings it scales), ``image_size`` ``[w, h]``, ``camera_matrix`` 3x3,
-``dist_coeffs`` (k1, k2, p1, p2, k3), ``rvec``, ``tvec`` (table -> camera, mm), ``corners_px`` (the four cushion-nose
+``dist_coeffs`` (k1, k2, p1, p2, k3), or with ``lens_model`` ``"fisheye"`` the equidistant model's (k1, k2, k3, k4)
+(``lens_model`` absent: ``"pinhole"``, as every file before it was written), ``rvec``, ``tvec`` (table -> camera, mm), ``corners_px`` (the four cushion-nose
 corners as seen, in the order bottom-left, bottom-right, top-right, top-left of the table frame), ``quality`` (a flat
 object of figures: ``reprojection_px``, ``markings_mm``, ...).
 """
@@ -20,7 +21,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from calibration.camera import CALIB_VERSION, CameraModel
+from calibration.camera import CALIB_VERSION, LENS_MODELS, CameraModel
 from rules.tables import PRESETS, TableSpec, _diamonds  # noqa: F401  (_diamonds: the L/8, W/4 rule for bare specs)
 
 CORNER_NAMES = ("bottom_left", "bottom_right", "top_right", "top_left")
@@ -46,9 +47,9 @@ class Calibration:
         d["corners_px"] = np.asarray(self.corners_px, dtype=float).reshape(4, 2).tolist()
         d["quality"] = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
                         for k, v in self.quality.items()}
-        order = ("version", "table", "image_size", "camera_matrix", "dist_coeffs", "rvec", "tvec", "corners_px",
-                 "quality")
-        return {k: d[k] for k in order}
+        order = ("version", "table", "image_size", "camera_matrix", "lens_model", "dist_coeffs", "rvec", "tvec",
+                 "corners_px", "quality")
+        return {k: d[k] for k in order if k in d}
 
 
 def table_to_field(table: TableSpec) -> Any:
@@ -107,7 +108,13 @@ def calibration_from_dict(data: Any) -> Calibration:
         raise CalibrationFileError("camera_matrix: must be [[fx, s, cx], [0, fy, cy], [0, 0, 1]] with fx, fy > 0")
     if not (-w <= k[0, 2] <= 2 * w and -h <= k[1, 2] <= 2 * h):
         raise CalibrationFileError("camera_matrix: principal point far outside the image")
-    dist = _numbers(data["dist_coeffs"], "dist_coeffs", (5,), flatten=True)
+    lens_model = data.get("lens_model", "pinhole")
+    if not isinstance(lens_model, str) or lens_model not in LENS_MODELS:
+        raise CalibrationFileError(f"lens_model: must be one of {', '.join(repr(m) for m in LENS_MODELS)}, "
+                                   f"got {lens_model!r}")
+    dist = _numbers(data["dist_coeffs"], "dist_coeffs", (LENS_MODELS[lens_model],), flatten=True)
+    if lens_model == "fisheye" and not np.all(np.abs(dist) < 10):
+        raise CalibrationFileError("dist_coeffs: the fisheye model's k1..k4 must be small numbers (|k| < 10)")
     rvec = _numbers(data["rvec"], "rvec", (3,), flatten=True)
     tvec = _numbers(data["tvec"], "tvec", (3,), flatten=True)
     corners = _numbers(data["corners_px"], "corners_px", (4, 2))
@@ -115,7 +122,7 @@ def calibration_from_dict(data: Any) -> Calibration:
     quality = data.get("quality", {})
     if not isinstance(quality, dict):
         raise CalibrationFileError("quality: must be an object of named figures")
-    camera = CameraModel((w, h), k, dist, rvec, tvec)
+    camera = CameraModel((w, h), k, dist, rvec, tvec, lens_model)
     if camera.camera_centre[2] <= 0:
         raise CalibrationFileError("tvec: the camera is below the cloth (z must point up towards the camera)")
     return Calibration(camera, table, corners, dict(quality), data["table"])

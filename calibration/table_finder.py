@@ -106,11 +106,12 @@ def cloth_mask(lab: np.ndarray, cloth: ClothModel) -> np.ndarray:
 
 
 def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
-                           cloth: ClothModel | None = None) -> np.ndarray:
+                           cloth: ClothModel | None = None) -> tuple[np.ndarray, str | None]:
     """The cloth region: a floating-range flood fill from the cloth-coloured pixel nearest the centre (it follows
     the slow colour drift of vignetting and uneven light, and stops at the sharp cushion edges) inside the pixels
     of roughly the cloth's colour, united with the strict-colour component there; filled and made convex (a cable
-    or a cue across the cloth must not cut it in two)."""
+    or a cue across the cloth must not cut it in two). Also the picture edge a flood was refused for reaching
+    (None if none was): a leak, or the cloth itself running off the picture there."""
     h, w = mask.shape
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     n, labels, stats, cents = cv2.connectedComponentsWithStats(mask, connectivity=4)
@@ -122,6 +123,7 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
     counts[0] = 0
     best = int(np.argmax(counts))
     region = (labels == best).astype(np.uint8) * 255
+    leak_edge = None
     if lab is not None and cloth is not None:
         f = lab.astype(np.float32)
         chroma = np.hypot(f[..., 1] - cloth.lab[1], f[..., 2] - cloth.lab[2])
@@ -145,11 +147,13 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
             # cloth through a thin shadow to a grey floor): keep the strict region then.
             if _border_run(merged) <= max(_border_run(region), 0.01 * (h + w)):
                 region = merged
+            else:
+                leak_edge = _check_in_view(merged, strict=False)
     contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     filled = np.zeros_like(region)
     hull = cv2.convexHull(np.concatenate(contours))
     cv2.drawContours(filled, [hull], -1, 255, thickness=cv2.FILLED)
-    return filled
+    return filled, leak_edge
 
 
 def _flood(img: np.ndarray, seed: tuple[int, int]) -> np.ndarray:
@@ -213,7 +217,7 @@ def border_advice(edges: Sequence[str], what: str = "cloth") -> str:
     return f"the table runs off the {names} of the picture: {moves}, or raise it" + tail
 
 
-def _check_in_view(filled: np.ndarray) -> str | None:
+def _check_in_view(filled: np.ndarray, strict: bool = True) -> str | None:
     """The picture border the cloth region runs off (the advice is given later, if the nose is not in view
     there either: a cushion's top may be cut off while its nose is still seen)."""
     h, w = filled.shape
@@ -221,7 +225,7 @@ def _check_in_view(filled: np.ndarray) -> str | None:
     runs = {k: int(np.count_nonzero(v)) for k, v in edges.items()}
     worst = max(runs, key=runs.get)  # type: ignore[arg-type]
     n_off = sum(1 for k, v in runs.items() if v > 0.03 * (w if k in ("top", "bottom") else h))
-    if n_off >= 3:
+    if n_off >= 3 and strict:
         raise TableNotFound("no table outline found: the cloth colour fills the picture (too close, or a blank "
                             "picture?)")
     if runs[worst] > 0.03 * (w if worst in ("top", "bottom") else h):
@@ -401,7 +405,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
         raise TableNotFound("the picture is blank (no contrast): is the lens covered or the light off?")
     lab_small = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 1.0), cv2.COLOR_BGR2LAB)
     cloth = estimate_cloth(lab_small)
-    filled = _region_holding_centre(cloth_mask(lab_small, cloth), lab_small, cloth)
+    filled, leak_edge = _region_holding_centre(cloth_mask(lab_small, cloth), lab_small, cloth)
     frac = np.count_nonzero(filled) / filled.size
     off_border = _check_in_view(filled)
     if frac < 0.08:
@@ -449,7 +453,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
             raise TableNotFound(_BORDER_ADVICE[off_border] + " (the whole cloth must be in view)")
         pts, nrm = pts[keep], nrm[keep]
         if len(pts) < 10:
-            raise TableNotFound("a cushion is hidden or out of view (too little of its edge is visible)")
+            raise _edge_not_found(leak_edge, "a cushion is hidden or out of view (too little of its edge is visible)")
         half = max(6.0, 3.0 * scale + 3.0)
         short = float(np.min(np.linalg.norm(quad - np.roll(quad, 1, axis=0), axis=1)))
         inward = max(half, 0.08 * short)
@@ -457,7 +461,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
                                 skip_bright_lines=(clipped, light, float(cloth.lab[0])), reach=0.035 * short)
         ok1 = g1 > 0.5
         if ok1.sum() < 10:
-            raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
+            raise _edge_not_found(leak_edge)
         # The nose: going on outwards, the dark band (the face under the nose, seen from the front, and its
         # shadow) ends where the lightness rises again, at the lit cushion top or the rail: that edge is the nose,
         # at the nose height. Where no dark band shows (a cushion seen from behind), the rise is kept ("cloth").
@@ -491,11 +495,21 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
             e2 = _follow(e1[ok1], nrm[ok1], grads, sign=1.0)
             kinds.append("cloth")
         if len(e2) < 10:
-            raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
+            raise _edge_not_found(leak_edge)
         edges.append(e2)
     if any(len(e) < 10 for e in edges):
-        raise TableNotFound("a cushion edge is too faint to measure (is the cloth lit?)")
+        raise _edge_not_found(leak_edge)
     return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h), tuple(kinds))
+
+
+def _edge_not_found(leak_edge: str | None,
+                    why: str = "a cushion edge is too faint to measure (is the cloth lit?)") -> TableNotFound:
+    """The error for cushion edges that were not found: where the cloth's colour ran off the picture (the flood
+    reached an edge), the likelier reason is the table running off there, and that says what to move."""
+    if leak_edge is not None:
+        return TableNotFound(_BORDER_ADVICE[leak_edge] + " (the cloth's colour reaches that edge and its cushion "
+                             "edges are not all found)")
+    return TableNotFound(why)
 
 
 def _local_cloth(lab: np.ndarray, filled: np.ndarray) -> np.ndarray:

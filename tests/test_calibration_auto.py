@@ -119,3 +119,57 @@ def test_pocketed_tables_calibrate_too(name):
     assert np.median(e) < 0.5 and e.max() < 1.5
     true = cam.project(table_corners(table, nose_height_mm(table)))
     assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.3
+
+
+SNOOKER = preset("snooker_full")
+
+
+def _fisheye_camera(size=(1280, 960)) -> CameraModel:
+    return CameraModel.overhead(SNOOKER, size, height_mm=1400, tilt_deg=3, focal_px=560 * size[0] / 1280,
+                                dist=(-0.04, -0.01, 0.005, 0.0), lens_model="fisheye").moved((0, 0, 0.01))
+
+
+def test_the_equidistant_fit_recovers_a_fisheye_from_its_noses_and_spots():
+    from calibration.distortion import refine_fisheye
+    from calibration.pose import MarkingObservation
+
+    true = _fisheye_camera()
+    hn = nose_height_mm(SNOOKER)
+    rng = np.random.default_rng(1)
+    ends = table_corners(SNOOKER)[:, :2]
+    s = np.linspace(0.07, 0.93, 150)[:, None]
+    edges = [true.table_to_image(ends[i] * (1 - s) + ends[(i + 1) % 4] * s, hn) + rng.normal(0, 0.1, (150, 2))
+             for i in range(4)]
+    spots = [MarkingObservation(n, true.table_to_image(np.asarray(p)[None], 0.0)[0] + rng.normal(0, 0.2, 2),
+                                np.asarray(p, dtype=float)) for n, p in SNOOKER.spots.items()]
+    # Started as the pinhole fit leaves it: focal length 8 % long, no distortion, the pose a little off.
+    k = true.camera_matrix.copy()
+    k[0, 0] = k[1, 1] = 1.08 * true.focal
+    start = CameraModel(true.image_size, k, np.zeros(4), true.rvec + 0.003, true.tvec + [10.0, -10.0, 60.0],
+                        "fisheye")
+    fit = refine_fisheye(start, SNOOKER, edges, 600.0, 0.2, [hn] * 4, markings=spots)
+    assert fit.camera.lens_model == "fisheye"
+    assert fit.rms_px < 0.2 and abs(fit.camera.focal / true.focal - 1) < 0.02
+    e = _ball_errors(true, fit.camera, SNOOKER)
+    assert np.median(e) < 0.5 and e.max() < 1.5
+
+
+def test_the_equidistant_start_bends_rays_as_the_pinhole_fit_did():
+    from calibration.distortion import pinhole_to_fisheye
+
+    pin = CameraModel.overhead(SNOOKER, (1280, 960), height_mm=1400, focal_px=600, dist=(-0.3, 0.08, 0, 0, -0.01))
+    kb = pinhole_to_fisheye(pin, 0.9)
+    g = np.stack(np.meshgrid(np.linspace(0, SNOOKER.width, 9), np.linspace(0, SNOOKER.length, 17)), -1).reshape(-1, 2)
+    inside = np.arctan(np.linalg.norm(pin.undistort(pin.table_to_image(g, 0.0)), axis=-1)) < 0.9
+    d = np.linalg.norm(kb.table_to_image(g, 0.0) - pin.table_to_image(g, 0.0), axis=1)[inside]
+    assert kb.lens_model == "fisheye" and inside.mean() > 0.8 and d.max() < 1.0
+
+
+def test_a_rendered_fisheye_view_is_calibrated_with_the_equidistant_model():
+    cam = _fisheye_camera((960, 720))
+    img = render(cam, Scene(SNOOKER), seed=4)
+    vc = calibrate_view(img, SNOOKER, lens="fisheye")
+    assert vc.calibration.camera.lens_model == "fisheye"
+    true = cam.project(table_corners(SNOOKER, nose_height_mm(SNOOKER)))
+    assert np.linalg.norm(vc.calibration.corners_px - true, axis=1).max() < 0.6
+    assert vc.calibration.quality["reprojection_px"] < 0.3

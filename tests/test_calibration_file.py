@@ -92,3 +92,37 @@ def test_a_file_of_the_wrong_kind_is_one_line(tmp_path, content, says):
 def test_a_missing_file_is_one_line(tmp_path):
     with pytest.raises(CalibrationFileError, match="no such calibration file"):
         read_calibration(tmp_path / "nope.calib.json")
+
+
+def _fisheye_calib() -> Calibration:
+    table = preset("snooker_full")
+    cam = CameraModel.overhead(table, (1280, 960), height_mm=1400, tilt_deg=3, focal_px=560,
+                               dist=(-0.04, -0.01, 0.005, 0.0), lens_model="fisheye")
+    corners = cam.table_to_image([[0, 0], [table.width, 0], [table.width, table.length], [0, table.length]])
+    return Calibration(cam, table, corners, {"reprojection_px": 0.2})
+
+
+def test_a_fisheye_calibration_reads_back_as_a_fisheye(tmp_path):
+    c = _fisheye_calib()
+    write_calibration(tmp_path / "f.calib.json", c)
+    raw = json.loads((tmp_path / "f.calib.json").read_text())
+    assert raw["lens_model"] == "fisheye" and len(raw["dist_coeffs"]) == 4
+    back = read_calibration(tmp_path / "f.calib.json")
+    assert back.camera.lens_model == "fisheye"
+    xy = np.array([[10.0, 20.0], [1700.0, 3500.0], [900.0, 1800.0]])
+    np.testing.assert_allclose(back.camera.table_to_image(xy, 26.2), c.camera.table_to_image(xy, 26.2), atol=1e-9)
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"lens_model": "orthographic"}, "lens_model: must be one of 'pinhole', 'fisheye', got 'orthographic'"),
+    ({"lens_model": 3}, "lens_model: must be one of"),
+    ({"dist_coeffs": [0.1, 0.0, 0.0, 0.0, 0.0]}, "dist_coeffs: must be 4 numbers, got 5"),
+    ({"dist_coeffs": [40.0, 0.0, 0.0, 0.0]}, "dist_coeffs: the fisheye model's k1..k4 must be small"),
+    ({"lens_model": "pinhole"}, "dist_coeffs: must be 5 numbers, got 4"),
+])
+def test_a_bad_lens_model_is_named_in_one_line(tmp_path, change, says):
+    d = {**_fisheye_calib().to_dict(), **change}
+    with pytest.raises(CalibrationFileError) as err:
+        read_calibration(_write(tmp_path, d))
+    msg = str(err.value)
+    assert msg.startswith("t.calib.json: ") and says in msg and "\n" not in msg

@@ -110,3 +110,45 @@ def test_a_spheres_image_centre_is_stretched_away_from_the_axis_by_the_predicted
     expected = cam.focal * a2 * tan_t * (1 + tan_t ** 2)  # f a^2 tan(t) / cos^2(t)
     assert np.linalg.norm(offset) == pytest.approx(expected, rel=0.05)
     assert 0.05 < np.linalg.norm(offset) < 0.5
+
+
+def _fisheye(size=(1280, 960), dist=(-0.04, -0.01, 0.005, 0.0)) -> CameraModel:
+    """A wide equidistant lens over a snooker table, as PoolJK's Pi camera is."""
+    table = preset("snooker_full")
+    return CameraModel.overhead(table, size, height_mm=1400, tilt_deg=3, focal_px=560, dist=dist,
+                                lens_model="fisheye").moved((0, 0, 0.01))
+
+
+@pytest.mark.parametrize("z", [0.0, 26.2, 33.3])
+def test_fisheye_round_trip_is_exact_and_matches_opencvs_fisheye_projection(z):
+    import cv2
+
+    cam = _fisheye()
+    table = preset("snooker_full")
+    xy = np.stack(np.meshgrid(np.linspace(-150, table.width + 150, 15), np.linspace(-150, table.length + 150, 25)),
+                  -1).reshape(-1, 2)
+    px = cam.table_to_image(xy, z)
+    assert np.abs(cam.image_to_table(px, z) - xy).max() < 1e-6
+    assert np.abs(cam.table_to_image(cam.image_to_table(px, z), z) - px).max() < 1e-6
+    p3 = np.concatenate([xy, np.full((len(xy), 1), z)], axis=1).reshape(-1, 1, 3)
+    ref, _ = cv2.fisheye.projectPoints(p3, cam.rvec, cam.tvec, cam.camera_matrix, cam.dist_coeffs)
+    assert np.abs(ref.reshape(-1, 2) - px).max() < 1e-6
+    # Pixels some 60 degrees off the axis (the picture's own corners see past the horizon): still exact there.
+    corners = np.array([[160.0, 120.0], [1120.0, 120.0], [1120.0, 840.0], [160.0, 840.0]])
+    assert np.abs(cam.table_to_image(cam.image_to_table(corners, z), z) - corners).max() < 1e-6
+
+
+def test_the_lens_model_survives_the_dict_scaling_and_nudges_and_a_pinhole_dict_is_unchanged():
+    cam = _fisheye()
+    d = cam.to_dict()
+    assert d["lens_model"] == "fisheye" and len(d["dist_coeffs"]) == 4
+    again = CameraModel.from_dict(d)
+    np.testing.assert_allclose(again.project([[100.0, 200.0, 30.0]]), cam.project([[100.0, 200.0, 30.0]]))
+    assert cam.scaled((640, 480)).lens_model == "fisheye" and cam.moved((0.001, 0, 0)).lens_model == "fisheye"
+    # A pinhole camera writes exactly the fields it always did (old files and new ones read alike).
+    assert "lens_model" not in CameraModel.overhead(CAROM, (640, 480)).to_dict()
+    assert CameraModel.from_dict(CameraModel.overhead(CAROM, (640, 480)).to_dict()).lens_model == "pinhole"
+    with pytest.raises(ValueError, match="fisheye model must be"):
+        CameraModel((640, 480), np.eye(3), np.zeros(5), np.zeros(3), np.ones(3), "fisheye")
+    with pytest.raises(ValueError, match="unknown lens model"):
+        CameraModel((640, 480), np.eye(3), np.zeros(5), np.zeros(3), np.ones(3), "orthographic")
