@@ -24,6 +24,9 @@ from calibration.camera import CameraModel
 from rules.tables import TableSpec
 
 
+ASPECT_SIGMA = 0.01  # prior on log(fy / fx): square pixels, give or take a scaled sensor mode's 0.4 %
+
+
 def nose_height_mm(table: TableSpec) -> float:
     """The cushion nose's height above the cloth: 37 mm on a carom table, else 63.5 % of the ball's diameter (the
     usual rule for pocket tables)."""
@@ -112,10 +115,13 @@ class PoseFit:
 
 def _camera(base: CameraModel, p: np.ndarray, f0: float, k_ref: tuple[float, float]) -> CameraModel:
     """Parameters: pose (6), log focal change, k1, k2, k3 (at the starting focal length, so a focal change keeps the
-    distortion in pixels), principal point offset (2, px)."""
+    distortion in pixels), principal point offset (2, px), log pixel aspect (fy / fx: a sensor mode scaled to
+    another aspect, 1456x1088 delivered as 640x480, has pixels 0.4 % taller than wide)."""
     q = float(np.exp(p[6]))
+    a = float(np.exp(0.5 * p[12]))
     k = base.camera_matrix.copy()
-    k[0, 0] = k[1, 1] = f0 * q
+    k[0, 0] = f0 * q / a
+    k[1, 1] = f0 * q * a
     k[0, 2] += p[10]
     k[1, 2] += p[11]
     dist = np.array([p[7] * q ** 2, p[8] * q ** 4, 0.0, 0.0, p[9] * q ** 6])
@@ -133,11 +139,12 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
     edge points above the cloth (the nose height), one for all or one per cushion; ``edge_offset`` how far outside
     the cushion line they are (mm, per cushion: the outer edge of a cushion top seen from behind).
     ``fit_wide_lens`` frees k3 and the principal point too (held by priors), for a fisheye."""
-    f0 = camera.focal
+    fx0, fy0 = float(camera.camera_matrix[0, 0]), float(camera.camera_matrix[1, 1])
+    f0 = float(np.sqrt(fx0 * fy0))
     k1, k2 = float(camera.dist_coeffs[0]), float(camera.dist_coeffs[1])
     k3 = float(camera.dist_coeffs[4])
-    p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2, k3, 0.0, 0.0]])
-    free = np.array([True] * 6 + [fit_focal, fit_distortion, fit_distortion] + [fit_wide_lens] * 3)
+    p = np.concatenate([camera.rvec, camera.tvec, [0.0, k1, k2, k3, 0.0, 0.0, float(np.log(fy0 / fx0))]])
+    free = np.array([True] * 6 + [fit_focal, fit_distortion, fit_distortion] + [fit_wide_lens] * 3 + [fit_focal])
     pp_sigma = 0.02 * max(camera.image_size)
     pts = [np.asarray(e, dtype=np.float64) for e in edge_points]
     allpts = np.concatenate(pts)
@@ -169,42 +176,69 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
             out.append(np.array([(pv[7] - k_prior[0]) / k_prior[2], (pv[8] - k_prior[1]) / k_prior[3]]))
         if fit_wide_lens:
             out.append(np.array([pv[9] / 0.05, pv[10] / pp_sigma, pv[11] / pp_sigma]))
+        if fit_focal:
+            out.append(np.array([pv[12] / ASPECT_SIGMA]))  # square pixels unless the noses insist
         return np.concatenate(out)
 
-    lam = 1e-3
-    x = p.copy()
     idx = np.flatnonzero(free)
-    for it in range(iters):
-        if it in (3, 7, 12):
-            cam = _camera(camera, x, f0, (k1, k2))
-            xy = cam.image_to_table(allpts, edge_z)
-            r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm
-            s = max(1.4826 * np.median(np.abs(r)), 0.05)
-            u = r / (4.685 * s)
-            weights = np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0) + 1e-9
-        r0 = residuals(x)
-        jac = np.empty((len(r0), len(idx)))
-        for jj, j in enumerate(idx):
-            h = 1e-6 * max(1.0, abs(x[j])) if j >= 3 else 1e-7
-            if j >= 6:
-                h = 1e-6
-            dx = np.zeros_like(x)
-            dx[j] = h
-            jac[:, jj] = (residuals(x + dx) - r0) / h
-        a = jac.T @ jac
-        g = jac.T @ r0
-        improved = False
-        for _ in range(6):
-            step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
-            xn = x.copy()
-            xn[idx] += step
-            if np.sum(residuals(xn) ** 2) < np.sum(r0 ** 2):
-                x, lam, improved = xn, lam * 0.3, True
-                break
-            lam *= 10
-        if not improved or np.abs(step).max() < 1e-10:
-            if it > 12:
-                break
+
+    def reweight(x: np.ndarray) -> None:
+        nonlocal weights
+        cam = _camera(camera, x, f0, (k1, k2))
+        xy = cam.image_to_table(allpts, edge_z)
+        r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm
+        s = max(1.4826 * np.median(np.abs(r)), 0.05)
+        u = r / (4.685 * s)
+        weights = np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0) + 1e-9
+
+    def lm(x: np.ndarray, iters: int, reweight_at: tuple[int, ...]) -> tuple[np.ndarray, float]:
+        lam = 1e-3
+        for it in range(iters):
+            if it in reweight_at:
+                reweight(x)
+            r0 = residuals(x)
+            jac = np.empty((len(r0), len(idx)))
+            for jj, j in enumerate(idx):
+                h = 1e-6 * max(1.0, abs(x[j])) if j >= 3 else 1e-7
+                if j >= 6:
+                    h = 1e-6
+                dx = np.zeros_like(x)
+                dx[j] = h
+                jac[:, jj] = (residuals(x + dx) - r0) / h
+            a = jac.T @ jac
+            g = jac.T @ r0
+            improved = False
+            for _ in range(6):
+                step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
+                xn = x.copy()
+                xn[idx] += step
+                if np.sum(residuals(xn) ** 2) < np.sum(r0 ** 2):
+                    x, lam, improved = xn, lam * 0.3, True
+                    break
+                lam *= 10
+            if not improved or np.abs(step).max() < 1e-10:
+                if it > 12 or not reweight_at:
+                    break
+        return x, float(np.sum(residuals(x) ** 2))
+
+    x = p.copy()
+    if fit_focal and focal_sigma >= 0.2 and len(mk_px) >= 2:
+        # An untold lens seen nearly straight down: the focal length and the height trade along a long valley
+        # (the noses alone cannot tell them apart) that only the markings, on the cloth 37 mm below the noses,
+        # close; a local fit crawls along it. Start from the best of a scan over the focal length, each moving
+        # the camera along its axis so the table keeps its size in the picture.
+        centre = np.array([table.width / 2, table.length / 2, 0.0])
+        best = (np.inf, x)
+        for q in np.exp(np.linspace(np.log(0.55), np.log(1.6), 12)):
+            xc = x.copy()
+            xc[6] += np.log(q)
+            pc = _camera(camera, x, f0, (k1, k2)).to_camera(centre)
+            xc[3:6] = x[3:6] + (q - 1.0) * pc
+            xc, cost = lm(xc, 6, ())
+            if cost < best[0]:
+                best = (cost, xc)
+        x = best[1]
+    x, _ = lm(x, iters, (3, 7, 12))
     cam = _camera(camera, x, f0, (k1, k2))
     xy = cam.image_to_table(allpts, edge_z)
     r = (xy[np.arange(len(xy)), axis] - target) * scale_ppm

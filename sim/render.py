@@ -405,7 +405,7 @@ def _merge_boxes(boxes: dict[str, tuple[int, int, int, int]]) -> list[tuple[list
 # --- the static table: cloth, cushions, rails ------------------------------------------------------------------
 
 RAIL_RISE = 6.0  # mm: the rail's top stands this much above the nose; the cushion's top slopes up to it
-_FACE_SHADE = (0.22, 0.1)  # the face under the nose, at the cloth and just under the nose (its deepest shadow)
+_FACE_SHADE = (0.2, 0.12)  # the face's lightness under the nose, at the cloth and just under the nose (the darkest)
 _TOP_SHADE = 0.84  # the cushion's top: the same cloth, sloping away from the lamps
 _FOOT_SHADE = (0.1, 5.0)  # the cloth darkens along the cushion's foot: by this much, over this many mm
 _HOLE_BGR = np.array([10.0, 10.0, 10.0])
@@ -456,9 +456,12 @@ def table_background(art: TableArt, camera: CameraModel, rays: np.ndarray, light
     rail = _sample(art, art.texture, pr).astype(np.float32)
     holes = (art.texture.max(axis=2) < 32).astype(np.float32)
     z_face = np.clip(hn * o0 / np.maximum(o0 - on, 1e-9), 0.0, hn)
-    face_shade = _FACE_SHADE[0] + (_FACE_SHADE[1] - _FACE_SHADE[0]) * (z_face / hn)
+    # In the shadow the cloth keeps its hue (what light it gets is bounced off the cloth itself): darkened in
+    # lightness, not towards black.
+    foot_bgr, under_bgr = (_shadowed(cloth_bgr, f) for f in _FACE_SHADE)
+    k = (z_face / hn)[..., None]
     h_face = _sample(art, holes, p0)[..., None]
-    face = ((1 - h_face) * (cloth_bgr[None, None] * face_shade[..., None]) + h_face * _HOLE_BGR).astype(np.float32)
+    face = ((1 - h_face) * (foot_bgr + (under_bgr - foot_bgr) * k) + h_face * _HOLE_BGR).astype(np.float32)
     h_top = _sample(art, holes, pn)[..., None]
     top = ((1 - h_top) * (cloth_bgr * _TOP_SHADE)[None, None] + h_top * _HOLE_BGR).astype(np.float32)
     w_cloth = (1.0 - a_face).astype(np.float32)[..., None]
@@ -469,6 +472,13 @@ def table_background(art: TableArt, camera: CameraModel, rays: np.ndarray, light
     gain = room_light(lighting, table, camera, p0, d).astype(np.float32)
     lit = np.clip(img * gain[..., None] + 0.5, 0, 255).astype(np.uint8)
     return Background(lit, gain)
+
+
+def _shadowed(bgr: np.ndarray, lightness: float) -> np.ndarray:
+    """The colour ``bgr`` in shadow: its CIELAB lightness scaled by ``lightness``, its chroma kept (within gamut)."""
+    lab = cv2.cvtColor(np.clip(bgr, 0, 255).astype(np.uint8).reshape(1, 1, 3), cv2.COLOR_BGR2LAB).astype(np.float32)
+    lab[..., 0] *= lightness
+    return cv2.cvtColor(np.clip(lab + 0.5, 0, 255).astype(np.uint8), cv2.COLOR_LAB2BGR).reshape(3).astype(np.float32)
 
 
 def _coverage(e: np.ndarray) -> np.ndarray:
