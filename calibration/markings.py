@@ -140,13 +140,17 @@ def _lightness(image: np.ndarray) -> np.ndarray:
     return cv2.GaussianBlur(light.astype(np.float32), (0, 0), 0.7)
 
 
-def _arm_offsets(light: np.ndarray, camera: CameraModel, arm: Arm, step: float = 20.0, half: float = 15.0,
+def _arm_offsets(light: np.ndarray, camera: CameraModel, arm: Arm, step: float = 20.0,
                  ds: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """Along the arm: the chalk's offset across it (mm, through ``camera``) where a clear thin line shows."""
     h, w = light.shape
     s = np.arange(arm.reach[0], arm.reach[1] + 1e-9, step)
     q = arm.point(s)
     n = arm.normal(s)
+    # A 3 mm line is blurred over a pixel or two: "thin" and the window are in pixels as much as in millimetres.
+    mm_px = 1.0 / float(np.median(camera.pixels_per_mm(q)))
+    thin_mm = max(5.0, 2.5 * mm_px)
+    half = max(15.0, 2.0 * thin_mm + 3.0 * mm_px)
     o = np.arange(-half, half + ds / 2, ds)
     pts = q[:, None, :] + o[None, :, None] * n[:, None, :]
     px = camera.table_to_image(pts, 0.0).astype(np.float32)
@@ -158,8 +162,8 @@ def _arm_offsets(light: np.ndarray, camera: CameraModel, arm: Arm, step: float =
     k = np.argmax(p, axis=1)
     rows = np.arange(len(s))
     peak = p[rows, k]
-    # Thin: back below half height 5 mm either side of the peak (a ball's edge or a lit rail is wide).
-    far = int(round(5.0 / ds))
+    # Thin: back below half height a little way either side of the peak (a ball's edge or a lit rail is wide).
+    far = int(round(thin_mm / ds))
     lo, hi = np.clip(k - far, 0, len(o) - 1), np.clip(k + far, 0, len(o) - 1)
     thin = (p[rows, lo] < 0.5 * peak) & (p[rows, hi] < 0.5 * peak) & (k - far >= 0) & (k + far < len(o))
     ok = inside.all(axis=1) & thin & (peak > np.maximum(8.0, 5.0 * mad))

@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass, replace
 
 import cv2
-import numpy as np
 
+from calibration.pose import nose_height_mm, table_corners
 from rules.shot import Shot
 
 from .layouts import cue_ball_for
@@ -100,9 +100,9 @@ def write_clip(scenario: Scenario, folder: str, *, duration: float | None = None
     }
     with open(base + ".truth.json", "w") as f:
         json.dump(truth_doc, f, separators=(",", ":"))
+    # The corners as a calibration file has them: the cushion-nose corners as seen, at the nose height.
     calib = dict(camera.to_dict(), table=table.name,
-                 corners_px=camera.table_to_image(np.array([[0, 0], [table.width, 0], [table.width, table.length],
-                                                            [0, table.length]], dtype=float)).round(3).tolist(),
+                 corners_px=camera.project(table_corners(table, nose_height_mm(table))).round(3).tolist(),
                  quality={"reprojection_px": 0.0, "markings_mm": 0.0})
     with open(base + ".calib.json", "w") as f:
         json.dump(calib, f, indent=1)

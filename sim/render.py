@@ -27,7 +27,7 @@ from rules.tables import TableSpec
 from .ball_art import BallDraw, BallLook, SphereShader, draw_pin
 from .layouts import ball_colour
 from .occluders import Arm, draw_arm, draw_cue
-from .table_art import CLOTH_BGR, CUSHION_W, RAIL_W, Background, TableArt, family
+from .table_art import CLOTH_BGR, CUSHION_W, Background, TableArt, family
 from .params import G
 from .trajectory import OFF_TABLE, ON_TABLE, POTTED, Trajectory
 
@@ -400,6 +400,17 @@ def _merge_boxes(boxes: dict[str, tuple[int, int, int, int]]) -> list[tuple[list
             if merged:
                 break
     return groups
+
+
+def rest_view(table: TableSpec, discipline: str, camera: CameraModel,
+              layout: dict[str, tuple[float, float]] | None = None, effects: Effects | None = None,
+              cloth_bgr: tuple[int, int, int] | None = None, seed: int = 0) -> np.ndarray:
+    """One frame of the table with the balls at rest (``layout``; default: none), as a calibration sees it."""
+    from .physics import simulate
+
+    traj = simulate(table, dict(layout or {}), [])
+    fx = effects or Effects(motion_blur=False, draw_cue=False)
+    return Renderer(table, discipline, camera, traj, fx, seed=seed, cloth_bgr=cloth_bgr).render(0.0)[0]
 
 
 # --- the static table: cloth, cushions, rails ------------------------------------------------------------------

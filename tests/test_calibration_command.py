@@ -1,21 +1,21 @@
-"""``arbitro calibrate``: a rendered view gives a calibration file and an overlay; bad inputs are one line, exit 2."""
+"""``arbitro calibrate``: a view of the virtual table gives a calibration file and an overlay; bad inputs are one line, exit 2."""
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 
 import cv2
 import numpy as np
 import pytest
 
-from bench.calibration_views import Scene, render
 from calibration.camera import CameraModel
 from calibration.file import read_calibration
 from calibration.pose import nose_height_mm, table_corners
 from device.calibrate_command import add_calibrate_parser, main
 from rules.tables import preset
+from sim.layouts import opening_layout
+from sim.render import Effects, Lighting, rest_view
 
 CAROM = preset("carom_match")
 HN = nose_height_mm(CAROM)
@@ -27,7 +27,8 @@ def view(tmp_path_factory):
     cam = CameraModel.overhead(CAROM, (800, 600), height_mm=3340 * f / 800, tilt_deg=6, focal_px=f,
                                dist=(-0.02, 0, 0, 0, 0)).moved((0, 0, 0.01))
     path = tmp_path_factory.mktemp("view") / "table.png"
-    cv2.imwrite(str(path), render(cam, Scene(CAROM, light_gain=0.2)))
+    uneven = Effects(motion_blur=False, draw_cue=False, lighting=Lighting(lamps=((0.3, 0.3),), strength=0.25))
+    cv2.imwrite(str(path), rest_view(CAROM, "three_cushion", cam, opening_layout("three_cushion"), uneven))
     return cam, path
 
 
