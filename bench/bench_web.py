@@ -69,7 +69,10 @@ def main() -> None:
         resp = conn.getresponse()
         first = True
         while True:
-            line = resp.fp.readline()
+            try:
+                line = resp.fp.readline()
+            except TimeoutError:  # the SSE part is over and the wizard's is measured: nothing comes any more
+                return
             if not line:
                 return
             if line.startswith(b"data: "):
