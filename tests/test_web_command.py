@@ -62,3 +62,46 @@ def test_serves_the_unfinished_match(tmp_path: Path) -> None:
         stop.set()
         t.join(10)
     assert result == [0]
+
+
+def test_the_wizard_alone_for_a_table_being_set_up(tmp_path: Path) -> None:
+    """No store yet (a first install): the wizard is served on its camera, the board says there is no match and
+    every control is refused with one clear line."""
+    import cv2
+    import numpy as np
+
+    from tests.test_web_server import login, request
+
+    picture = tmp_path / "view.png"
+    cv2.imwrite(str(picture), np.full((48, 64, 3), 70, np.uint8))
+    PinStore(tmp_path / "web").set("4821")
+    out, stop = io.StringIO(), threading.Event()
+    args = parse("--data", str(tmp_path / "web"), "--source", str(picture), "--host", "127.0.0.1", "--port", "0")
+    result: list[int] = []
+    t = threading.Thread(target=lambda: result.append(web_command(args, out, stop=stop)))
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while "http://" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert "the calibration wizard (no match)" in out.getvalue()
+        base = out.getvalue().split("http://")[1].split("/")[0]
+        base = f"http://{base}"
+        state = request(base, "/api/state")[2]
+        assert state["status"].startswith("NO MATCH") and [s["name"] for s in state["sides"]] == ["", ""]
+        assert request(base, "/")[0] == 200 and request(base, "/wizard")[0] == 200
+        assert request(base, "/diagram/last.png")[0] == 404
+        deadline = time.monotonic() + 10
+        while request(base, "/wizard/live.jpg")[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert request(base, "/wizard/live.jpg")[2][:2] == b"\xff\xd8"
+        cookie, csrf = login(base)
+        for path, body in (("/api/control", {"control": "undo"}), ("/api/match", {"action": "new_game"})):
+            status, _, answer = request(base, path, body, cookie=cookie, csrf=csrf)
+            assert status == 400 and "no match is played on this table" in answer["error"], path
+        assert request(base, "/api/wizard/still", {}, cookie=cookie, csrf=csrf)[0] == 200
+    finally:
+        stop.set()
+        t.join(10)
+    assert result == [0]
+    assert web_command(parse("--data", str(tmp_path / "web"))) == 2  # neither a store nor a camera

@@ -1,10 +1,13 @@
-"""``arbitro web``: set the table's PIN, or serve the store's unfinished match to phones on its own.
+"""``arbitro web``: set the table's PIN, or serve the store's unfinished match to phones on its own, or the
+calibration wizard alone (a table being set up, before any match).
 
     arbitro web --data DIR --set-pin < pin.txt        # the PIN on one line of standard input
-    arbitro web --data DIR --store FILE [--host H] [--port N] [--source VIDEO --table PRESET]
+    arbitro web --data DIR --store FILE [--host H] [--port N] [--source SPEC] [--table PRESET]
+    arbitro web --data DIR --source SPEC [--table PRESET] [--host H] [--port N]   # the wizard only
 
-The live loop serves the same app in-process (``WebApp.publish`` from its board snapshots); this command is for a
-table whose match is kept by hand, and for trying the page out.
+The live loop serves the same app in-process (``WebApp.publish`` from its board snapshots, the wizard on its own
+camera); this command is for a table whose match is kept by hand, for the first calibration, and for trying the
+pages out. The wizard saves ``DIR/table.calib.json``, for ``arbitro run --calib``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ def add_web_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``web`` to the ``arbitro`` subcommands (``device.cli.build_parser``)."""
     p = subparsers.add_parser("web", help="serve the scoreboard to phones on the club network, or set the PIN")
     p.add_argument("--data", required=True, metavar="DIR", help="the web app's data folder (PIN hash, calibration)")
-    p.add_argument("--store", default=None, metavar="FILE", help="the match store whose unfinished match to serve")
+    p.add_argument("--store", default=None, metavar="FILE",
+                   help="the match store whose unfinished match to serve (none: the wizard alone, with --source)")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: all)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0: any free one)")
     p.add_argument("--source", default=None, metavar="SPEC",
@@ -51,25 +55,28 @@ def web_command(args: argparse.Namespace, out: TextIO = sys.stdout, *, stop: thr
             return fail(str(exc))
         print(f"PIN set ({PinStore(args.data).path})", file=out)
         return 0
-    if not args.store:
-        return fail("--store FILE is needed to serve (or --set-pin to set the PIN)")
+    if not args.store and not args.source:
+        return fail("--store FILE is needed to serve a match, --source SPEC to calibrate (or --set-pin)")
+    from contextlib import ExitStack
+
     from .server import WebApp
     from .wizard import Wizard, WizardError
 
-    try:
-        store = MatchStore(args.store)
-    except StoreError as exc:
-        return fail(str(exc))
-    with store:
+    with ExitStack() as stack:
+        live = None
+        if args.store:
+            try:
+                store = stack.enter_context(MatchStore(args.store))
+                live = store.resume()
+            except StoreError as exc:
+                return fail(str(exc))
+            if live is None:
+                return fail(f"{args.store}: no unfinished match to serve")
+        wizard = None
         try:
-            live = store.resume()
-        except StoreError as exc:
-            return fail(str(exc))
-        if live is None:
-            return fail(f"{args.store}: no unfinished match to serve")
-        try:
-            wizard = None if args.source is None else Wizard.from_source(
-                args.source, Path(args.data), table=args.table, discipline=live.info.discipline)
+            if args.source is not None:
+                wizard = Wizard.from_source(args.source, Path(args.data), table=args.table,
+                                            discipline=None if live is None else live.info.discipline)
             app = WebApp(live, args.data, wizard=wizard)
             server = app.serve(args.host, args.port)
         except WizardError as exc:
@@ -79,7 +86,8 @@ def web_command(args: argparse.Namespace, out: TextIO = sys.stdout, *, stop: thr
                 wizard.close()
             return fail(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})")
         host, port = server.server_address[:2]
-        print(f"serving match {live.id} on http://{host}:{port}/" +
+        what = f"match {live.id}" if live is not None else "the calibration wizard (no match)"
+        print(f"serving {what} on http://{host}:{port}/" + ("wizard" if live is None else "") +
               ("" if app.pins.is_set() else "  (no PIN set: controls are refused; arbitro web --set-pin)"),
               file=out, flush=True)
         try:

@@ -125,6 +125,18 @@ def next_match(old: LiveMatch, request: NewMatch, table: TableSpec | None = None
                                options=dict(info.options), table=table)
 
 
+NO_MATCH = "no match is played on this table yet (this server only calibrates it; start one with arbitro run)"
+
+
+def no_match_state(version: int) -> dict[str, Any]:
+    """The board of a table being set up: the page's usual fields, empty, and a status line saying why."""
+    return {"version": version, "seq": 0, "discipline": None, "title": "ARBITRO",
+            "status": "NO MATCH: calibration at /wizard",
+            "sides": [{"side": side, "name": "", "score": 0, "shooting": False, "stats": []} for side in "AB"],
+            "centre": [], "lines": [], "respot": [], "announce": [], "summary": {}, "verdict": None,
+            "has_diagram": False, "match_over": False}
+
+
 def _load_static() -> dict[str, tuple[bytes, str]]:
     pkg = resources.files("device.web") / "static"
     return {path: (pkg.joinpath(name).read_bytes(), ctype) for path, (name, ctype) in STATIC.items()}
@@ -134,10 +146,11 @@ class WebApp:
     """The web side of one table: holds the published state, applies controls, and serves HTTP.
 
     ``lock`` guards the LiveMatch: pass the live loop's lock when both append, so a control and a shot are never
-    folded at once. ``clock`` drives the PIN rate limit and session expiry (tests inject one).
+    folded at once. ``clock`` drives the PIN rate limit and session expiry (tests inject one). ``live`` None: a
+    table being set up (``arbitro web --source`` without a store), the wizard only; the board says so.
     """
 
-    def __init__(self, live: LiveMatch, data_dir: str | Path, *, lock: threading.RLock | None = None,
+    def __init__(self, live: LiveMatch | None, data_dir: str | Path, *, lock: threading.RLock | None = None,
                  clock: Callable[[], float] = time.monotonic, login_limit: int = 5,
                  login_window: float = 60.0, wizard: Wizard | None = None) -> None:
         self.live = live
@@ -163,13 +176,16 @@ class WebApp:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         with self.lock:
-            last = live.last_verdict
-            self._state = self._build(None if last is None else last.to_dict(), live.summary(), None)
+            last = None if live is None else live.last_verdict
+            self._state = self._build(None if last is None else last.to_dict(),
+                                      {} if live is None else live.summary(), None)
 
     # --- the state ------------------------------------------------------------------------------------------------
 
     def _build(self, verdict: Mapping[str, Any] | None, summary: Mapping[str, Any], status: str | None
                ) -> dict[str, Any]:
+        if self.live is None:
+            return no_match_state(self._version)
         info = self.live.info
         return board_state(info.discipline, info.players, summary, verdict, self.live.referee.table,
                            seq=self.live.seq, version=self._version, has_diagram=bool(self.live.match.shots),
@@ -203,6 +219,8 @@ class WebApp:
         from ..diagrams import shot_diagram
 
         with self.lock:
+            if self.live is None:
+                return None
             seq = self.live.seq
             if self._diagram[0] == seq:
                 return self._diagram[1]
@@ -229,6 +247,8 @@ class WebApp:
     def new_match(self, body: Any) -> dict[str, Any]:
         """A phone's new game or new match (``parse_new_match``); the state of the match started."""
         with self.lock:
+            if self.live is None:
+                raise LogError("new match", None, NO_MATCH)
             request = parse_new_match(body, self.live.info)
         if self.start_match is not None:
             self.start_match(request)
@@ -244,6 +264,8 @@ class WebApp:
         if not isinstance(record, dict):
             raise LogError("web control", None, "must be a JSON object like {\"control\": \"undo\"}")
         with self.lock:
+            if self.live is None:
+                raise LogError("web control", None, NO_MATCH)
             control = Control.from_dict(record, discipline=self.live.info.discipline,
                                         table=self.live.referee.table, record="web control")
             self.live.append(control, label="web control")
