@@ -33,6 +33,7 @@
   // --- the still wait ------------------------------------------------------------------------------------------
   function showMotion(s) {
     const m = $("motion");
+    if (s.camera_error) $("camera-note").textContent = s.camera_error;  // the wait cannot end: say why
     if (s.phase === "waiting" && s.moving) { m.dataset.state = "moving"; m.textContent = "MOVING"; }
     else if (s.phase === "waiting" && s.still_for === 0) { m.dataset.state = "settling"; m.textContent = "WATCHING\u2026"; }
     else if (s.phase === "waiting") { m.dataset.state = "settling"; m.textContent = `STILL ${s.still_for.toFixed(1)} s`; }
