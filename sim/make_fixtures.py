@@ -1,6 +1,6 @@
 """Regenerate ``fixtures/clips/``: short clips of chosen plays with their exact truth.
 
-    python -m sim.make_fixtures [--out fixtures/clips] [--only NAME ...]
+    python -m sim.make_fixtures [--out fixtures/clips] [--only NAME ...] [--render-only fixtures/clips]
 
 Some plays are found by a seeded search over shot parameters (a three-cushion point is a narrow target): the
 search is deterministic, so the clips come out the same every time. The scenarios found are written next to the
@@ -243,11 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join("fixtures", "clips"))
     ap.add_argument("--only", nargs="*", default=None, choices=sorted(PLAYS))
+    ap.add_argument("--render-only", metavar="FOLDER", default=None,
+                    help="re-render the scenarios already found (FOLDER/N.scenario.json) instead of searching "
+                         "again: the same plays, drawn by the current renderer")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     for name in args.only or PLAYS:
         t0 = time.time()
-        scenario = PLAYS[name]()
+        if args.render_only:
+            scenario = Scenario.load(os.path.join(args.render_only, name + ".scenario.json"))
+        else:
+            scenario = PLAYS[name]()
         with open(os.path.join(args.out, name + ".scenario.json"), "w") as f:
             json.dump(scenario.to_dict(), f, indent=1)
         result = write_clip(scenario, args.out)

@@ -481,7 +481,7 @@ def table_background(art: TableArt, camera: CameraModel, rays: np.ndarray, light
     w_rail = a_rail.astype(np.float32)[..., None]
     img = cloth * w_cloth + face * w_face + top * w_top + rail * w_rail
     gain = room_light(lighting, table, camera, p0, d).astype(np.float32)
-    lit = np.clip(img * gain[..., None] + 0.5, 0, 255).astype(np.uint8)
+    lit = np.clip(img * gain[..., None], 0, 255).astype(np.uint8)  # truncated, as the table art always was
     return Background(lit, gain)
 
 
