@@ -125,3 +125,36 @@ def test_the_identifier_learns_the_camera_from_one_frame_and_fills_class_probs()
 def test_unknown_spot_marking_is_refused():
     with pytest.raises(ValueError):
         ColourModel("three_cushion", spot="stripes")
+
+
+# --- one of each: the colours learnt from the still view (vision.identity.match_one_of_each) -------------------
+
+def test_one_of_each_tells_a_broadcasts_cream_white_orange_yellow_and_dark_red_apart():
+    from vision.identity import match_one_of_each
+    # Lab features as the real three-cushion broadcast gives them (the white cream, the yellow orange).
+    seen = np.array([[26.3, 38.5, 28.4, 0.02, 0.84, 0.91], [97.6, -6.6, 21.3, 0.0, 0.19, 0.83],
+                     [63.0, 18.9, 53.2, 0.0, 1.0, 1.0]])
+    kinds, ll_yellow, margin = match_one_of_each(ColourModel("three_cushion", spot="yellow"), seen)
+    assert kinds == ("red", "white", "spot") and margin > 1.0
+    _, ll_dots, _ = match_one_of_each(ColourModel("three_cushion", spot="dots"), seen)
+    assert ll_yellow > ll_dots  # the table's spot ball is the yellow one
+    with pytest.raises(ValueError, match="one of each"):
+        match_one_of_each(ColourModel("three_cushion"), seen[:2])
+
+
+def test_the_frame_detector_learns_a_yellow_spot_ball_and_a_cream_white_from_the_still_view():
+    from vision.frame_detector import FrameDetector
+
+    table = preset("carom_match")
+    cam = CameraModel.overhead(table, (728, 544), height_mm=2000)
+    balls = {"white": BallSpec((300.0, 600.0), (200, 228, 236)), "spot": BallSpec((900.0, 1500.0), (30, 140, 235)),
+             "red": BallSpec((500.0, 2200.0), (30, 30, 150))}
+    still = render(Scene(cam, table, balls=tuple(balls.values())), np.random.default_rng(0))
+    fd = FrameDetector(cam, table, "three_cushion", [still])
+    assert fd.identity.colour.kinds[1].bgr != fd.identity.colour.kinds[0].bgr  # the spot ball is a yellow here
+    det = fd.detect(still, 0.0)
+    named = {det.classes[int(np.argmax(p))]: xy for p, xy in zip(det.class_probs, det.xy)}
+    for ball, spec in balls.items():
+        assert np.hypot(*(named[ball] - spec.xy)) < 3.0, ball
+    with pytest.raises(ValueError, match="spot"):
+        FrameDetector(cam, table, "three_cushion", [still], options={"spot": "striped"})

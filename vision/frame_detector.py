@@ -16,11 +16,12 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from calibration.camera import CameraModel
+from rules.balls import CAROM_DISCIPLINES
 from rules.tables import TableSpec
 
 from .detection import BallDetector
 from .detections import Detections
-from .identity import BallIdentifier
+from .identity import BallIdentifier, ColourModel, ball_features, match_one_of_each
 from .incremental import ChangeConfig, ChangeGate
 
 
@@ -35,7 +36,7 @@ class FrameDetector:
         median = np.median(np.stack(still_frames[:15]), axis=0).astype(np.uint8) if len(still_frames) > 1 \
             else still_frames[0]
         self.background = self.balls.background_without_empty_table(median, rounds=3, around_candidates=False)
-        self.identity = BallIdentifier.for_discipline(discipline, reds=int(options.get("reds", 15)))
+        self.identity = self._identity_for_this_camera(discipline, median, options)
         self.rate = background_rate
         self.update_every = update_every
         self.frames = 0
@@ -44,6 +45,37 @@ class FrameDetector:
         # Detections scoring below this are looked at again every frame: a resting ball scores 0.9 or more, a ball
         # half under a cue or a marginal blob (a cue's ferrule) less, and those come and go from frame to frame.
         self.sure_score = 0.75
+
+    def _identity_for_this_camera(self, discipline: str, still: np.ndarray,
+                                  options: Mapping[str, str]) -> BallIdentifier:
+        """The identifier, fitted to what this camera makes of the balls where that can be done safely: in the
+        games with one ball of each kind (carom, Chapó), when the still view shows exactly those balls, the best
+        one-to-one match on colour says which is which and, for carom, whether the spot ball is the dotted white
+        or a yellow (option ``spot`` = ``dots`` | ``yellow`` says it outright). If the default colours already
+        name the balls that way nothing changes; otherwise (a broadcast's cream white and orange yellow) each
+        kind's colour is moved to the one seen, except kinds the match cannot tell apart (the two carom whites)."""
+        reds = int(options.get("reds", 15))
+        carom = discipline in CAROM_DISCIPLINES
+        spot = options.get("spot")
+        if spot is not None and spot not in ("dots", "yellow"):
+            raise ValueError(f"option spot must be 'dots' or 'yellow', got {spot!r}")
+        default = BallIdentifier.for_discipline(discipline, reds=reds, spot=spot or "dots")
+        if not carom and discipline != "chapo":
+            return default
+        det = self.balls.detect(still, 0.0, self.background)
+        if len(det) != len(default.colour.kinds):
+            return default
+        feats = ball_features(still, det.px, det.radius_px)
+        styles = [spot] if spot or not carom else ["dots", "yellow"]
+        kinds, _, margin, style = max((match_one_of_each(ColourModel(discipline, reds, s or "dots"), feats) + (s,)
+                                       for s in styles), key=lambda r: r[1])
+        identity = BallIdentifier.for_discipline(discipline, reds=reds, spot=style or "dots")
+        said = tuple(identity.colour.kind_names[j] for j in identity.kind_probs(still, det).argmax(axis=1))
+        alike = {"white", "spot"} if carom and style == "dots" else set()
+        if all(a == b or {a, b} <= alike for a, b in zip(said, kinds)):
+            return identity
+        sure = [(f, k) for f, k in zip(feats, kinds) if k not in alike or margin > 1.0]
+        return identity.recentred(np.array([f for f, _ in sure]), [k for _, k in sure]) if sure else identity
 
     def detect(self, image: np.ndarray, t: float) -> Detections:
         det = self._detect_changed(image, t) if self.gate is not None else \

@@ -257,6 +257,18 @@ class BallIdentifier:
         feats = ball_features(frame, detections.px, detections.radius_px)
         return BallIdentifier(self.colour.fit(feats, kinds), self.classifier, self.weight)
 
+    def recentred(self, features: np.ndarray, kinds: Sequence[str]) -> "BallIdentifier":
+        """A copy whose colour model has each named kind's mean moved to the features seen (one row per name),
+        its spread kept: the camera's white balance and light (a broadcast's white is cream, its yellow orange)
+        move the means, and one frame says nothing about the spread."""
+        seen = dict(zip(kinds, np.asarray(features, dtype=np.float64)))
+        models = [KindModel(m.kind, seen[m.kind.name], m.sigma) if m.kind.name in seen else m
+                  for m in self.colour.models]
+        colour = ColourModel.__new__(ColourModel)
+        colour.__dict__.update(self.colour.__dict__)
+        colour.models = tuple(models)
+        return BallIdentifier(colour, self.classifier, self.weight)
+
     def kind_probs(self, frame: np.ndarray, detections: Detections) -> np.ndarray:
         """(N, n_kinds) posterior over the discipline's kinds."""
         feats = ball_features(frame, detections.px, detections.radius_px)
@@ -276,3 +288,27 @@ class BallIdentifier:
             return replace(detections, classes=self.classes, class_probs=np.zeros((0, len(self.classes))))
         probs = self.kind_probs(frame, detections) @ self.colour._share.T
         return replace(detections, classes=self.classes, class_probs=probs)
+
+
+LAB_TOLERANCE = 20.0  # L*, a*, b* spread of a ball's colour across cameras and lights, for the one-of-each match
+
+
+def match_one_of_each(colour: ColourModel, features: np.ndarray) -> tuple[tuple[str, ...], float, float]:
+    """For balls of which each kind has exactly one (carom, Chapó), seen all at once: the kind of each feature
+    row by the best one-to-one match on colour alone (L*, a*, b*, with a tolerance wide enough for any camera),
+    its log-likelihood, and how much better it is than the best match that differs from it. Colour alone, not the
+    white share or the dots: those depend on the light's level and on the resolution, which is what the match is
+    there to learn."""
+    from itertools import permutations
+
+    names = colour.kind_names
+    mean = np.stack([m.mean[:3] for m in colour.models])
+    z = (np.asarray(features, dtype=np.float64)[:, None, :3] - mean[None]) / LAB_TOLERANCE
+    ll = -0.5 * np.sum(z * z, axis=2)  # (N, kinds)
+    if len(features) != len(names):
+        raise ValueError(f"one of each: {len(features)} balls for {len(names)} kinds")
+    scored = sorted(((float(sum(ll[i, j] for i, j in enumerate(order))), order)
+                     for order in permutations(range(len(names)))), reverse=True)
+    best, order = scored[0]
+    margin = best - scored[1][0] if len(scored) > 1 else float("inf")
+    return tuple(names[j] for j in order), best, margin
