@@ -38,6 +38,8 @@ def add_replay_parser(sub: argparse._SubParsersAction) -> None:
     rep.add_argument("--players", default="A,B", help='the two names, side A first (default "A,B")')
     rep.add_argument("--distance", type=int, default=None)
     rep.add_argument("--option", action="append", metavar="KEY=VALUE", help="a referee option; repeatable")
+    rep.add_argument("--spot", choices=("dots", "yellow"), default=None,
+                     help="carom: the spot ball is the dotted white or a yellow (default: told from the view)")
     rep.add_argument("--mid-game", action="store_true",
                      help="the clip does not start at the opening: the first shooter is whoever's ball is struck "
                           "first, and no opening-shot rule applies")
@@ -101,7 +103,8 @@ def replay_command(args: argparse.Namespace, out: TextIO) -> int:
                               calibration_source=calib_source, players=players, distance=args.distance,
                               options=options, mid_game=args.mid_game)
     progress = sys.stderr if not args.quiet and sys.stderr.isatty() else None
-    result = run_replay(settings, lambda c, d, b, w: make_detector(c, d, b, w, options), progress=progress)
+    seen = dict(options, spot=args.spot) if getattr(args, "spot", None) else options  # for the detector only
+    result = run_replay(settings, lambda c, d, b, w: make_detector(c, d, b, w, seen), progress=progress)
     write_outputs(settings, result, args.report, args.log, args.diagrams)
     if args.annotated:
         from .annotate import write_annotated

@@ -62,3 +62,14 @@ def test_verdicts_before_a_bad_record_are_still_printed():
     run = arbitro("referee", "--discipline", "three_cushion", "-", stdin="\n".join(good + ["[1, 2]"]) + "\n")
     assert run.returncode == 2 and len(run.stdout.splitlines()) == 3
     assert "line 4: a record must be a JSON object" in run.stderr
+
+
+def test_replay_takes_the_spot_balls_look_for_the_detector_and_not_the_referee(tmp_path):
+    clip = Path(__file__).resolve().parent.parent / "fixtures" / "clips" / "ball_off_the_table.mp4"
+    report = tmp_path / "r.json"
+    done = arbitro("replay", str(clip), "--discipline", "three_cushion", "--spot", "dots", "--quiet",
+                   "--report", str(report))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(report.read_text())["shots"]
+    refused = arbitro("replay", str(clip), "--discipline", "three_cushion", "--spot", "striped")
+    assert refused.returncode == 2 and "--spot" in refused.stderr
