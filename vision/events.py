@@ -336,12 +336,20 @@ class _Finder:
         return big_m
 
     def moving_at(self, t_strike: float, exclude: str | None) -> tuple[str, ...]:
-        speed = self.speed
-        k = int(np.searchsorted(self.p.t, t_strike))
-        k = min(max(k, 0), len(self.p.t) - 1)
-        threshold = self.c.moving_mm_s
-        return tuple(ball for b, ball in enumerate(self.p.balls)
-                     if ball != exclude and speed[b, max(k - 1, 0)] > threshold)
+        """The balls moving when the cue struck: faster than ``moving_mm_s`` from frame to frame, and along the
+        line fitted through the frames of the ``rest_s`` before (a poorly seen ball at rest jitters a few mm
+        from frame to frame, which is that speed; the line through its positions does not move)."""
+        t = self.p.t
+        k = min(max(int(np.searchsorted(t, t_strike)), 0), len(t) - 1)
+        span = window(k - max(4, int(round(self.c.rest_s / self.dt))), k, len(t))
+        out = []
+        for b, ball in enumerate(self.p.balls):
+            if ball == exclude or not self.speed[b, max(k - 1, 0)] > self.c.moving_mm_s:
+                continue
+            f = fit(t[span], self.p.xy[b, span])
+            if f is None or float(np.linalg.norm(f.v)) > self.c.moving_mm_s:
+                out.append(ball)
+        return tuple(out)
 
     # --- pins ---------------------------------------------------------------------------------------------------
 

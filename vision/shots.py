@@ -42,8 +42,8 @@ class SegmenterConfig:
     thin_mm: float = 1.0  # tracks are thinned to what keeps the path within this
     max_shot_s: float = 120.0  # a shot open this long is closed anyway and flagged
     placement_mm_s: float = 250.0  # a lone ball that never goes faster than this, touching nothing, was placed
-    noisy_mm: float = 4.0  # a ball read less steadily (a poor blob) is still within this over the settle time...
-    noisy_speed_mm_s: float = 10.0  # ... if the line through those positions moves slower than this
+    noisy_mm: float = 6.0  # a ball read less steadily (a poor blob) is still within this over the settle time...
+    noisy_speed_mm_s: float = 25.0  # ... if the line through those positions moves slower than this
 
 
 @dataclass

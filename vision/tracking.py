@@ -102,23 +102,34 @@ class BallTracker:
         assigned = {b for b, _ in pairs}
         previous = self._resting_blobs
         self._resting_blobs = []
-        out: list[tuple[int, int]] = []
+        ready: list[tuple[int, int]] = []  # (detection, frames it has kept still)
         for d in free:
             p = det.xy[d]
             frames = 1 + max((n for q, n in previous if np.linalg.norm(q - p) <= self.c.placed_mm), default=0)
             anchor = next((q for q, n in previous if np.linalg.norm(q - p) <= self.c.placed_mm), p)
             self._resting_blobs.append((anchor, frames))
-            if frames < self.c.placed_frames or not det.classes:
+            if frames >= self.c.placed_frames and det.classes:
+                ready.append((d, frames))
+        # All the blobs ready this frame are placed together, the likeliest (ball, blob) pairs first by the
+        # detector's opinion of that very id: the carom whites go where the colour model reads them, so that the
+        # frame-to-frame identity costs then agree with continuity instead of pulling the two labels across. A
+        # pair needs the blob to look like the ball's kind (a red like any red) by ``placed_identity``.
+        options = []
+        for d, frames in ready:
+            for b in range(len(self.balls)):
+                if b in assigned or self.unseen[b] < frames - 1 or self.balls[b] not in det.classes:
+                    continue
+                kind = self._likeness(det, d, self.balls[b])
+                if kind >= self.c.placed_identity:
+                    options.append((-float(det.class_probs[d, det.classes.index(self.balls[b])]), -kind, b, d))
+        out: list[tuple[int, int]] = []
+        used: set[int] = set()
+        for _, _, b, d in sorted(options):
+            if b in assigned or d in used:
                 continue
-            candidates = [b for b in range(len(self.balls)) if b not in assigned and self.unseen[b] >= frames - 1
-                          and self.balls[b] in det.classes]
-            if not candidates:
-                continue
-            probs = [self._likeness(det, d, self.balls[b]) for b in candidates]
-            best = int(np.argmax(probs))
-            if probs[best] >= self.c.placed_identity:
-                out.append((candidates[best], d))
-                assigned.add(candidates[best])
+            out.append((b, d))
+            assigned.add(b)
+            used.add(d)
         return out
 
     def _assign(self, det: Detections) -> list[tuple[int, int]]:
