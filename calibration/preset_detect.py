@@ -40,7 +40,12 @@ def _sample(gray: np.ndarray, cam: CameraModel, xy: np.ndarray, z: float = 0.0) 
 
 
 def pockets_seen(image: np.ndarray, camera: CameraModel, table: TableSpec) -> tuple[str, ...]:
+    """The pockets whose mouths are seen: much darker than the cushion top beside them (an open hole), or of another
+    colour altogether (a net or a liner showing in the hole, white or leather on PoolJK's table) where the cushion
+    tops on both sides are the same colour."""
     gray = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), (0, 0), 2.0).astype(np.float32)
+    lab = cv2.GaussianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32), (0, 0), 2.0)
+    chans = [np.ascontiguousarray(lab[..., i]) for i in range(3)]
     W, L = table.width, table.length
     o = 0.014 * L  # just outside the nose, where a pocket's hole is and a cushion top otherwise
     probes = {
@@ -59,6 +64,16 @@ def pockets_seen(image: np.ndarray, camera: CameraModel, table: TableSpec) -> tu
         v_hole = np.nanmin(_sample(gray, camera, np.array([hx, hy]) + spread))
         v_ref = np.nanmedian(_sample(gray, camera, np.array(refs, dtype=float)))
         if np.isfinite(v_hole) and np.isfinite(v_ref) and v_hole < 0.5 * v_ref and v_ref - v_hole > 25:
+            found.append(name)
+            continue
+        hole_lab = np.stack([_sample(c, camera, np.array([hx, hy]) + spread) for c in chans], -1)  # (5, 3)
+        ref_lab = np.stack([_sample(c, camera, np.array(refs, dtype=float)) for c in chans], -1)  # (2, 3)
+        if not (np.isfinite(hole_lab).all() and np.isfinite(ref_lab).all()):
+            continue
+        w = np.array([0.5, 1.0, 1.0])  # lightness counts half: light falls off towards the rails
+        refs_alike = np.linalg.norm((ref_lab[0] - ref_lab[1]) * w) < 15
+        unlike = np.linalg.norm((hole_lab - ref_lab.mean(0)) * w, axis=1)
+        if refs_alike and np.median(unlike) > 40:
             found.append(name)
     return tuple(found)
 

@@ -69,3 +69,20 @@ def test_a_table_not_wholly_in_view_is_refused_saying_what_to_move(entry):
     for edge in entry.get("edges", ()):
         assert f"the {edge}" in str(err.value), str(err.value)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("entry", [e for e in ANNOTATIONS if "corners" in e], ids=lambda e: e["name"])
+def test_the_preset_guess_tells_a_pocket_table_from_a_carom_table(entry):
+    """Calibrated as a carom table (every preset is about 2:1), the view's pockets say which kind it is. The Pi
+    table's pockets hold white nets, brighter than the cushions, not dark holes. (Its baulk line is not visible at
+    this resolution, so it is taken for pool: ``--table`` says snooker.)"""
+    from calibration.preset_detect import detect_preset
+
+    image = _view(entry)
+    vc = calibrate_view(image, preset("carom_match"), lens=entry.get("lens"))
+    guess = detect_preset(image, vc.calibration.camera, preset("carom_match"), vc.outline)
+    if entry["table"].startswith("carom"):
+        assert guess.name == "carom_match", guess.why
+    else:
+        assert guess.name in ("snooker_full", "pool_9ft"), guess.why
+        assert {"left_middle", "right_middle"} <= set(guess.pockets), guess.pockets
