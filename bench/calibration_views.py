@@ -1,4 +1,5 @@
-"""A minimal renderer of an empty table for the calibration tests and benchmark, until ``sim/render.py`` lands.
+"""A minimal renderer of an empty table, kept for ``tests/test_calibration_auto.py`` alone: the benchmark and the
+other calibration tests render through ``sim.render`` (the virtual table itself), and so should those tests.
 
 Ray-cast per pixel through ``CameraModel`` (vectorised, 2x2 supersampled so edges are anti-aliased): the cloth on
 z = 0 inside the play area; the cushion's inner face (a shadowed vertical strip from the cloth up to the nose); the
