@@ -6,8 +6,11 @@
 2. Refine: every edge point of a cushion must map onto that cushion's line in the table (x = 0, x = W, y = 0,
    y = L at the nose height). A Levenberg-Marquardt fit over the pose, the focal length (held by the lens prior with its
    uncertainty) and k1, k2 (in pixel terms, so a focal change keeps the curvature the noses showed) minimises those
-   distances in pixels, with Tukey weights against a person's arm over a cushion; the chalk spots of the discipline
-   (table points on the cloth) join the fit where they are found.
+   distances in pixels, with Tukey weights against a person's arm over a cushion; the chalk markings (spots, the
+   points where chalk lines meet: table points on the cloth, ``calibration.markings``) join the fit where they are
+   found. The pixel aspect is fitted too, held near square. An untold lens seen nearly straight down leaves the
+   focal length and the height in a long valley that only the markings (37 mm below the noses) close: the fit
+   then starts from the best of a scan over the focal length.
 3. Quality: the RMS edge residual in pixels (``reprojection_px``), and the residual of the found markings in mm
    (``markings_mm``, with how many were found).
 """

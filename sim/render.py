@@ -27,7 +27,7 @@ from rules.tables import TableSpec
 from .ball_art import BallDraw, BallLook, SphereShader, draw_pin
 from .layouts import ball_colour
 from .occluders import Arm, draw_arm, draw_cue
-from .table_art import CLOTH_BGR, CUSHION_W, Background, TableArt, family
+from .table_art import BORDER, CLOTH_BGR, CUSHION_W, Background, TableArt, family
 from .params import G
 from .trajectory import OFF_TABLE, ON_TABLE, POTTED, Trajectory
 
@@ -501,8 +501,7 @@ def _coverage(e: np.ndarray) -> np.ndarray:
 
 
 def _sample(art: TableArt, texture: np.ndarray, p: np.ndarray) -> np.ndarray:
-    from .table_art import BORDER
-
+    """The top-down texture at table points ``p`` (..., 2), as the table art's own warp samples it."""
     mx = ((p[..., 0] + BORDER) * art.scale).astype(np.float32)
     my = ((p[..., 1] + BORDER) * art.scale).astype(np.float32)
     floor = (40, 44, 48) if texture.ndim == 3 else 0
