@@ -229,10 +229,20 @@ class CameraModel:
         return np.array([((x + xn) * cross).sum() / (6 * area), ((y + yn) * cross).sum() / (6 * area)])
 
     def pixels_per_mm(self, xy: ArrayLike, z: float = 0.0) -> np.ndarray:
-        """Local scale (pixels per table mm) at cloth points (..., 2), from the depth: f / depth."""
+        """Local scale (pixels per table mm) at cloth points (..., 2), from the depth: f / depth. For the fisheye model
+        times theta_d / tan(theta), the equidistant lens's own scale across the ray (as f / depth is the pinhole's):
+        a ball near the picture's edge is that much smaller than a pinhole would show it."""
         xy = np.asarray(xy, dtype=np.float64)
         p = np.concatenate([xy, np.full(xy.shape[:-1] + (1,), float(z))], axis=-1)
-        return self.focal / self.to_camera(p)[..., 2]
+        c = self.to_camera(p)
+        ppm = self.focal / c[..., 2]
+        if self.lens_model == "fisheye":
+            theta = np.arctan2(np.hypot(c[..., 0], c[..., 1]), c[..., 2])
+            t2 = theta * theta
+            k1, k2, k3, k4 = self.dist_coeffs
+            theta_d = theta * (1 + t2 * (k1 + t2 * (k2 + t2 * (k3 + t2 * k4))))
+            ppm = ppm * np.where(theta > 1e-9, theta_d / np.tan(np.maximum(theta, 1e-9)), 1.0)
+        return ppm
 
     # --- construction -----------------------------------------------------------------------------------------
 

@@ -152,3 +152,18 @@ def test_the_lens_model_survives_the_dict_scaling_and_nudges_and_a_pinhole_dict_
         CameraModel((640, 480), np.eye(3), np.zeros(5), np.zeros(3), np.ones(3), "fisheye")
     with pytest.raises(ValueError, match="unknown lens model"):
         CameraModel((640, 480), np.eye(3), np.zeros(5), np.zeros(3), np.ones(3), "orthographic")
+
+
+def test_a_fisheyes_scale_is_its_own_across_the_ray():
+    cam = _fisheye()
+    table = preset("snooker_full")
+    xy = np.array([[table.width / 2, table.length / 2], [60.0, 80.0], [table.width - 60.0, table.length - 80.0]])
+    ppm = cam.pixels_per_mm(xy, R)
+    # Measured: the pixels between two points 1 mm apart across the ray (perpendicular to the radial direction).
+    c = cam.to_camera(np.concatenate([xy, np.full((3, 1), R)], 1))
+    radial = c[:, :2] / np.maximum(np.linalg.norm(c[:, :2], axis=1, keepdims=True), 1e-9)
+    across = np.stack([-radial[:, 1], radial[:, 0], np.zeros(3)], 1) @ cam.rotation  # table frame, 1 mm
+    pts = np.concatenate([xy, np.full((3, 1), R)], 1)
+    seen = np.linalg.norm(cam.project(pts + 0.5 * across) - cam.project(pts - 0.5 * across), axis=1)
+    np.testing.assert_allclose(ppm, seen, rtol=2e-3)
+    assert ppm[1] < 0.9 * cam.focal / c[1, 2]  # near a corner the equidistant lens shows less than a pinhole
