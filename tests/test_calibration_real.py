@@ -23,12 +23,6 @@ KNOWN_FAILURES = {
     "pi_fisheye_snooker_4b": "fisheye, 3280x2464: corners 2.4, 3.3, 2.6, 3.0 px from the re-marked ones, which are "
                              "themselves good to +-3 px only (quadratic or cubic extrapolations of the noses into "
                              "the pockets differ by up to 3.6 px at this resolution); 3b, at 960x1280, passes",
-    "phone_carom_end_view": "corners 4.5, 0.3, 1.8, 2.3 px (calibration/pose.py as committed at 4a79748): "
-                            "refine_pose weighs each cushion by f / depth at its middle, which counts the far "
-                            "cushion, seen at a slant from the end, as ~4x the pixels it is; its slightly bowed "
-                            "nose then buys k2 = -0.21 that bends the near cushion 2 px off its points. Scaled by "
-                            "the projection's own derivative across each line (as refine_fisheye does), the same "
-                            "view gives 2.1, 0.6, 2.0, 2.5 px",
 }
 
 
