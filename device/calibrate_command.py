@@ -50,12 +50,19 @@ def add_calibrate_parser(subparsers: "argparse._SubParsersAction") -> argparse.A
                    help="the four cushion-nose corners by hand: bottom-left, bottom-right, top-right, top-left")
     p.add_argument("--overlay", default=None, help="write a picture of what was found (PNG or JPEG)")
     p.add_argument("--frames", type=int, default=9, help="frames to take the median of from a video (default 9)")
+    p.add_argument("--wizard", action="store_true",
+                   help="serve the step-by-step wizard to a phone instead (--out must be DIR/table.calib.json: "
+                        "what the wizard saves and arbitro run reloads)")
+    p.add_argument("--host", default="0.0.0.0", help="with --wizard: address to listen on (default: all)")
+    p.add_argument("--port", type=int, default=8080, help="with --wizard: port (default 8080; 0: any free one)")
     p.set_defaults(run=calibrate_command)
     return p
 
 
 def calibrate_command(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     """Run ``arbitro calibrate``; returns the exit code (2 with a one-line message on stderr on failure)."""
+    if getattr(args, "wizard", False):
+        return _serve_wizard(args, out)
     try:
         result = run_calibrate(args)
     except CalibrateError as exc:
@@ -65,6 +72,23 @@ def calibrate_command(args: argparse.Namespace, out: TextIO = sys.stdout) -> int
         print(f"arbitro calibrate: {note}", file=sys.stderr)
     out.write(json.dumps(result, separators=(",", ":")) + "\n")
     return 0
+
+
+def _serve_wizard(args: argparse.Namespace, out: TextIO) -> int:
+    """``arbitro calibrate SOURCE --wizard``: the web wizard on its own (``arbitro web --source`` without a match),
+    its data folder the one ``--out`` names."""
+    from device.web.command import web_command
+    from device.web.wizard import CALIB_FILE
+
+    target = Path(args.out)
+    if target.name != CALIB_FILE:
+        print(f"arbitro calibrate: with --wizard, --out must be DIR/{CALIB_FILE} (what the wizard saves and "
+              f"arbitro run reloads), not {args.out}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    target.parent.mkdir(parents=True, exist_ok=True)
+    web = argparse.Namespace(data=str(target.parent), store=None, host=args.host, port=args.port,
+                             source=args.source, table=args.table, set_pin=False)
+    return web_command(web, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -105,3 +105,32 @@ def test_the_wizard_alone_for_a_table_being_set_up(tmp_path: Path) -> None:
         t.join(10)
     assert result == [0]
     assert web_command(parse("--data", str(tmp_path / "web"))) == 2  # neither a store nor a camera
+
+
+def test_arbitro_calibrate_wizard_serves_the_wizard_saving_where_out_says(tmp_path: Path) -> None:
+    import subprocess
+
+    import cv2
+    import numpy as np
+
+    from tests.test_web_server import request
+
+    picture = tmp_path / "view.png"
+    cv2.imwrite(str(picture), np.full((48, 64, 3), 70, np.uint8))
+    root = Path(__file__).resolve().parent.parent
+    wrong = subprocess.run([sys.executable, "-m", "device", "calibrate", str(picture), "--out",
+                            str(tmp_path / "x.json"), "--wizard"], capture_output=True, text=True, cwd=root,
+                           timeout=60)
+    assert wrong.returncode == 2 and "table.calib.json" in wrong.stderr and len(wrong.stderr.splitlines()) == 1
+    proc = subprocess.Popen([sys.executable, "-m", "device", "calibrate", str(picture), "--out",
+                             str(tmp_path / "web" / "table.calib.json"), "--wizard", "--host", "127.0.0.1",
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root)
+    try:
+        line = proc.stdout.readline()
+        assert "calibration wizard" in line, line + proc.stderr.read() if proc.poll() is not None else line
+        base = "http://" + line.split("http://")[1].split("/")[0]
+        assert request(base, "/wizard")[0] == 200
+        assert (tmp_path / "web").is_dir()
+    finally:
+        proc.terminate()
+        proc.wait(10)
