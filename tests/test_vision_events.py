@@ -250,3 +250,20 @@ def test_balls_frozen_together_jittering_in_the_detector_never_meet():
                      + [straight_path(t, (635.0, 635.0), (0.0, 0.0))])
     ev = find_events(Paths(("1", "2", "3", "cue"), t, paths), POOL)
     assert not [e for e in ev.events if e.type is EventType.BALL_BALL]
+
+
+def test_a_struck_ball_dragged_by_the_merging_blob_before_the_contact_was_not_touched():
+    """At a low resolution the striking ball's blob merges with the resting one a few frames before they meet,
+    pulling its read position towards the striker: an onset before the contact. The contact explains it (the
+    ball was hit before it got well clear of its resting point)."""
+    layout = {"spot": (700.0, 600.0), "white": (300.0, 1500.0), "red": (1000.0, 2000.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (600.0, 2400.0)}, 2.0, noise_mm=0.3, step=1e-4)
+    t_hit = next(t for t, kind, who in truth if kind == "ball_ball")
+    xy = paths.xy.copy()
+    red, spot = paths.index("red"), paths.index("spot")
+    before = (paths.t > t_hit - 5 / 60) & (paths.t < t_hit)
+    pull = xy[spot, before] - xy[red, before]
+    xy[red, before] += 3.5 * pull / np.linalg.norm(pull, axis=1, keepdims=True)
+    found = find_events(Paths(paths.balls, paths.t, xy), CAROM).events
+    assert not [e for e in found if e.type is EventType.TOUCHED]
+    assert [tuple(sorted(e.balls)) for e in found if e.type is EventType.BALL_BALL] == [("red", "spot")]

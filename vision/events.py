@@ -81,6 +81,7 @@ class _Finder:
         self.r = table.ball_radius
         self.dt = paths.frame_dt
         self.potted: dict[int, Event] = {}
+        self._clear_t: dict[tuple[str, float], float] = {}  # onset -> when the ball was first well clear of rest
         self.p = self._into_pockets(paths)
         self.strikers = strikers
         self.pins = pins
@@ -143,8 +144,11 @@ class _Finder:
         return not any(e.involves(ball) and lo <= e.t <= hi for e in contacts)
 
     def _explained(self, ball: str, t: float, contacts: list[Event]) -> bool:
-        """A ball setting off within two frames of a contact of its own was set off by that contact."""
-        return any(e.involves(ball) and abs(e.t - t) <= 2 * self.dt for e in contacts)
+        """A ball setting off within two frames of a contact of its own was set off by that contact; so was one
+        hit before it got well clear of its resting point (the striking ball's blob merging with it a few frames
+        before the contact drags its read position: an "onset" too early)."""
+        until = max(t + 2 * self.dt, self._clear_t.get((ball, t), t))
+        return any(e.involves(ball) and t - 2 * self.dt <= e.t <= until for e in contacts)
 
     # --- ball-ball ----------------------------------------------------------------------------------------------
 
@@ -312,6 +316,8 @@ class _Finder:
                     t_on = -intercept / slope if slope > 0 else t[first - 1]
                     t_on = float(np.clip(t_on, t[max(first - 1, 0)], t[first]))
                     out.append((t_on, ball))
+                    far = np.nonzero(np.linalg.norm(xy[b, ahead] - rest, axis=1) > self.c.start_clear_mm)[0]
+                    self._clear_t[(ball, t_on)] = float(t[ahead][far[0]]) if len(far) else t_on
                 k = self._next_rest(b, first)
         return out
 
