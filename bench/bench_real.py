@@ -64,7 +64,9 @@ CLIPS: tuple[tuple[str, str], ...] = (
     ("BobLoblawsLawBomb__edbv/Abgabe/testcases/*.mp4", "sinuca"),
     ("james-ecd__pool-ball-tracker/*.mp4", "bilhar"),
     ("james-ecd__pool-ball-tracker/resources/*.mp4", "bilhar"),
+    ("FedericoPivotto__billiard-video-analysis/dataset/*/*.mp4", "bilhar"),
 )
+# Left out: morge2002's 9_ball_clearance.mp4 (100 s, 3005 frames: half an hour of this shared machine).
 
 
 # --- detection against boxes --------------------------------------------------------------------------------------
@@ -121,8 +123,8 @@ def morge_views() -> list[AnnotatedView]:
         w = int(round(h * aspect))
         boxes = np.stack([(rows[:, 1] - rows[:, 3] / 2) * w, (rows[:, 2] - rows[:, 4] / 2) * h,
                           rows[:, 3] * w, rows[:, 4] * h], axis=1)
-        views.append(AnnotatedView("morge2002", f"{img.parent.parent.name}/{img.stem[:20]}", img, boxes, img,
-                                   aspect))
+        name = f"{img.parent.parent.name}/{img.stem.split('.rf.')[0]}"  # without Roboflow's hash
+        views.append(AnnotatedView("morge2002", name, img, boxes, img, aspect))
     return views
 
 
@@ -273,11 +275,22 @@ def detection_table(results: Sequence[ViewResult]) -> str:
                          f"{s.precision:>6.3f} {s.median_px:>6.2f} {s.p90_px:>6.2f}  {note}")
         missing = [r for r in rs if r.group == "no table"]
         if missing:
-            reasons = Counter(r.why for r in missing)
+            reasons = Counter(_reason_kind(r.why) for r in missing)
             lines.append(f"{source:<16} {'no table found':<26} {len(missing):>3} "
                          f"{sum(len(r.view.boxes) for r in missing):>5}  (not scored) "
                          + "; ".join(f"{n}x {why}" for why, n in reasons.most_common()))
     return "\n".join(lines)
+
+
+def _reason_kind(why: str) -> str:
+    """The finder's reason, by kind: what would have to change for the view to be calibrated."""
+    if "runs off" in why or "edge of the picture" in why:
+        return "table cut by the picture's edge"
+    if "covers only" in why:
+        return "table too small in the picture"
+    if "no table outline" in why:
+        return "no outline (a close-up, or the cloth fills the picture)"
+    return why
 
 
 def per_view_table(results: Sequence[ViewResult]) -> str:
@@ -316,6 +329,30 @@ def draw_view(result: ViewResult, width: int = 960) -> np.ndarray:
     cv2.rectangle(img, (0, 0), (width, 22), (0, 0, 0), -1)
     cv2.putText(img, text, (6, 16), cv2.FONT_HERSHEY_SIMPLEX, 0.42, (255, 255, 255), 1, cv2.LINE_AA)
     return img
+
+
+# The views and replay frames committed under docs/real (``--docs docs/real``): the near-overhead frame, the end
+# view with its cushion misses, the amateur view whose yellows are missed, and two replay frames: a real pool shot
+# followed through its contact, and the cue stick taken for a ball.
+DOC_VIEWS = ("FedericoPivotto game1_clip1/first", "FedericoPivotto game1_clip4/last",
+             "morge2002 valid/yt-D8S70xyTlbU-0121_jpg")
+DOC_REPLAY_FRAMES = (("2019_PoolChamp_Clip15", 5.4), ("2019_PoolChamp_Clip13", 3.5))
+
+
+def replay_frame(annotated: Path, t: float, width: int = 960) -> np.ndarray | None:
+    """The annotated replay video's frame at ``t`` seconds, downscaled to ``width``."""
+    cap = cv2.VideoCapture(str(annotated))
+    fps = cap.get(cv2.CAP_PROP_FPS) or 25.0
+    cap.set(cv2.CAP_PROP_POS_FRAMES, int(round(t * fps)))
+    ok, img = cap.read()
+    cap.release()
+    if not ok:
+        return None
+    return cv2.resize(img, (width, int(round(img.shape[0] * width / img.shape[1]))), interpolation=cv2.INTER_AREA)
+
+
+def _doc_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_") + ".jpg"
 
 
 # --- replay over real clips --------------------------------------------------------------------------------------
@@ -398,7 +435,7 @@ def replay_clip(clip: Path, discipline: str, out_dir: Path, timeout_s: float = 9
 
 
 def replay_table(runs: Sequence[ReplayRun]) -> str:
-    lines = [f"{'clip':<58} {'discipline':<13} {'exit':>4} {'s':>5} {'frames':>6} {'calib':<5} {'shots':>5}  "
+    lines = [f"{'clip':<44} {'discipline':<13} {'exit':>4} {'s':>5} {'frames':>6} {'calib':<5} {'shots':>5}  "
              "events / error"]
     for r in runs:
         if r.exit_code == 0:
@@ -406,7 +443,8 @@ def replay_table(runs: Sequence[ReplayRun]) -> str:
             tail = f"{ev}; verdicts: {r.verdicts or 'none'}; annotated video {'written' if r.annotated else 'MISSING'}"
         else:
             tail = r.error
-        lines.append(f"{r.clip:<58} {r.discipline:<13} {r.exit_code:>4} {r.seconds:>5.0f} "
+        name = r.clip.split("__")[0] + "/" + Path(r.clip).name  # the owner and the file: short enough to read
+        lines.append(f"{name:<44} {r.discipline:<13} {r.exit_code:>4} {r.seconds:>5.0f} "
                      f"{r.frames_read if r.exit_code == 0 else r.frames:>6} {r.calibrated:<5} {r.shots:>5}  {tail}")
     return "\n".join(lines)
 
@@ -421,6 +459,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default="/tmp/arbitro-bench-real", help="folder for the replays' reports and videos")
     ap.add_argument("--pictures", default=None, help="write each view with its detections drawn into this folder")
     ap.add_argument("--per-view", action="store_true", help="print one line per annotated view too")
+    ap.add_argument("--docs", default=None, help="write the pictures of DOC_VIEWS and DOC_REPLAY_FRAMES here "
+                                                 "(the replay frames from --out's videos)")
     args = ap.parse_args(argv)
     if not REAL.is_dir():
         print(f"bench_real: skipped: the real footage is not at {REAL} (set ARBITRO_REAL)")
@@ -443,13 +483,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             folder.mkdir(parents=True, exist_ok=True)
             for r in results:
                 if r.group != "no table":
-                    cv2.imwrite(str(folder / (r.view.source + "_" + r.view.name.replace("/", "_") + ".jpg")),
+                    cv2.imwrite(str(folder / _doc_name(f"{r.view.source} {r.view.name}")), draw_view(r),
+                                [cv2.IMWRITE_JPEG_QUALITY, 85])
+        if args.docs:
+            Path(args.docs).mkdir(parents=True, exist_ok=True)
+            for r in results:
+                if f"{r.view.source} {r.view.name}" in DOC_VIEWS and r.group != "no table":
+                    cv2.imwrite(str(Path(args.docs) / _doc_name(f"detection {r.view.source} {r.view.name}")),
                                 draw_view(r), [cv2.IMWRITE_JPEG_QUALITY, 85])
     if not args.no_replay:
         runs = []
         for clip, discipline in clip_paths(args.clips):
             runs.append(replay_clip(clip, discipline, Path(args.out), args.timeout))
             print(replay_table(runs[-1:]).splitlines()[-1] if runs[1:] else replay_table(runs), flush=True)
+    if args.docs:
+        for stem, t in DOC_REPLAY_FRAMES:
+            img = replay_frame(Path(args.out) / f"{stem}.annotated.mp4", t)
+            if img is not None:
+                cv2.imwrite(str(Path(args.docs) / _doc_name(f"replay {stem} {t:.1f}s")), img,
+                            [cv2.IMWRITE_JPEG_QUALITY, 85])
     return 0
 
 
