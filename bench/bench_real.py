@@ -43,10 +43,15 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import cv2
 import numpy as np
+
+if TYPE_CHECKING:
+    from calibration.camera import CameraModel
+    from calibration.file import Calibration
+    from rules.tables import TableSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = Path(os.environ.get("ARBITRO_REAL", ROOT.parent / "shared" / "real"))
@@ -177,14 +182,14 @@ class ViewResult:
         return np.linalg.norm(self.view.centres[ti] - self.found_px[fi], axis=1)
 
 
-def camera_elevation_deg(camera, table) -> float:
+def camera_elevation_deg(camera: "CameraModel", table: "TableSpec") -> float:
     """How high the camera stands above the cloth, seen from the table centre (90 = straight overhead)."""
     c = camera.camera_centre
     horizontal = float(np.hypot(c[0] - table.width / 2, c[1] - table.length / 2))
     return float(np.degrees(np.arctan2(c[2], horizontal)))
 
 
-def calibrate_picture(image: np.ndarray, table):
+def calibrate_picture(image: np.ndarray, table: "TableSpec") -> tuple["Calibration | None", str | None]:
     """(Calibration, None), or (None, the finder's one-line reason)."""
     from calibration.auto import calibrate_view
     from calibration.table_finder import TableNotFound
