@@ -267,3 +267,17 @@ def test_a_struck_ball_dragged_by_the_merging_blob_before_the_contact_was_not_to
     found = find_events(Paths(paths.balls, paths.t, xy), CAROM).events
     assert not [e for e in found if e.type is EventType.TOUCHED]
     assert [tuple(sorted(e.balls)) for e in found if e.type is EventType.BALL_BALL] == [("red", "spot")]
+
+
+def test_a_ball_struck_away_from_the_cushion_it_rests_by_meets_no_cushion():
+    """The cue ball rests a few mm off the top cushion and is struck down the table; at the strike frame the cue's
+    tip merges with it, its read position a frame's drag towards the rail. No cushion: it never came in (which
+    would also explain away its setting off, leaving a shot with no strike)."""
+    t = np.arange(0, 1.2, 1 / 60)
+    r = CAROM.ball_radius
+    cue = rolling_path(t, (1000.0, CAROM.length - r - 4.0), (-100.0, -2500.0), 0.5)
+    k = int(np.searchsorted(t, 0.5))
+    cue[k] = cue[k - 1] + (0.0, 3.0)  # the tip's drag, just short of the nose
+    others = [straight_path(t, (300.0, 400.0), (0.0, 0.0)), straight_path(t, (700.0, 1000.0), (0.0, 0.0))]
+    ev = find_events(Paths(("spot", "white", "red"), t, np.stack([cue] + others)), CAROM)
+    assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot")]

@@ -246,6 +246,13 @@ class _Finder:
                 for m in _local_minima(gap):
                     if not gap[m] <= reach[m]:
                         continue
+                    # A ball resting near a cushion and struck away from it never came in: the cushion is met
+                    # only by a ball that approached it over the frames before, not one still until the frame
+                    # before (the cue's tip merging with the ball at the strike drags it a frame towards the rail).
+                    came = gap[max(m - self.c.fit_frames, 0):m]
+                    came = came[~np.isnan(came)]
+                    if not len(came) or float(np.max(came)) - gap[m] <= self.c.rest_mm or self._resting(b, m - 1):
+                        continue
                     tc = self._cushion_time(gap, m)
                     if tc is not None:
                         out.append(Event(tc, EventType.CUSHION, ball=ball, cushion=name))
