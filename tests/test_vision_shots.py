@@ -146,3 +146,28 @@ def test_a_ball_read_unsteadily_at_rest_does_not_hold_a_shot_open():
     shots = run(seg, Paths(paths.balls, paths.t, xy))
     assert len(shots) == 1 and shots[0].struck_ball == "spot"
     assert not [e for e in shots[0].events if e.involves("white")]
+
+
+def test_a_strike_right_after_a_placement_closed_is_still_a_shot():
+    """The cue's approach jostles the cue ball's blob for two frames (a window opens and closes as a placement);
+    the strike comes on the very next frame. The placement's still tail is the new window's preroll: the strike
+    is seen and timed from the resting frames before it."""
+    from tests.test_vision_events import rolling_path
+    balls = ("spot", "white", "red")
+    rest = np.array([LAYOUT[b] for b in balls])
+    seg = ShotSegmenter(balls, CAROM, cue_ball=lambda: "spot")
+    dt = 1 / 60
+    k = 0
+    while seg.placements == 0:
+        xy = rest.copy()
+        if k in (10, 11):
+            xy[0] += (0.0, 3.0)
+        assert seg.feed(k * dt, xy) is None
+        k += 1
+        assert k < 200
+    t0 = k * dt
+    t = np.arange(k, k + 300) * dt
+    spot = rolling_path(t, LAYOUT["spot"], (-300.0, 1200.0), t0 + 0.5 * dt)
+    shots = [s for n, tk in enumerate(t) if (s := seg.feed(tk, np.vstack([spot[n], rest[1:]]))) is not None]
+    assert len(shots) == 1 and shots[0].struck_ball == "spot"
+    assert abs(shots[0].events[0].t - (t0 + 0.5 * dt)) < 0.004

@@ -192,7 +192,10 @@ class ShotSegmenter:
         gone = {e.ball for e in found.events if e.type in (EventType.POCKET, EventType.OFF_TABLE)}
         for b, ball in enumerate(self.balls):
             self.rest[b] = np.nan if ball in gone or np.isnan(end[b, 0]) else end[b]
+        # The window's still tail is the next one's preroll: a strike right after a placement closed (a cue's
+        # approach jostling a blob) must still have the resting frames before it to be timed, or seen at all.
         self.history.clear()
+        self.history.extend(frames[-self.c.preroll_frames:])
         lost, self.lost = self.lost, []
         if self._is_placement(paths, found.events):
             self.placements += 1
