@@ -337,11 +337,12 @@ def draw_view(result: ViewResult, width: int = 960) -> np.ndarray:
 
 
 # The views and replay frames committed under docs/real (``--docs docs/real``): the near-overhead frame, the end
-# view with its cushion misses, the amateur view whose yellows are missed, and two replay frames: a real pool shot
-# followed through its contact, and the cue stick taken for a ball.
+# view with its cushion misses, the amateur view whose yellows are missed. Only footage whose licence allows a
+# derived picture (FedericoPivotto's and morge2002's repositories are MIT); the broadcasts without a licence
+# (Rex-Lapis's 9-ball clips, the three-cushion broadcast) are measured here but never pictured in the repository.
 DOC_VIEWS = ("FedericoPivotto game1_clip1/first", "FedericoPivotto game1_clip4/last",
              "morge2002 valid/yt-D8S70xyTlbU-0121_jpg")
-DOC_REPLAY_FRAMES = (("2019_PoolChamp_Clip15", 5.4), ("2019_PoolChamp_Clip13", 3.5))
+DOC_REPLAY_FRAMES: tuple[tuple[str, float], ...] = ()
 
 
 def replay_frame(annotated: Path, t: float, width: int = 960) -> np.ndarray | None:
