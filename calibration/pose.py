@@ -161,8 +161,13 @@ def refine_pose(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.
     weights = np.ones(len(allpts))
     ez = np.broadcast_to(np.asarray(edge_z, dtype=float), (len(pts),))
     edge_z = ez[side]
-    scale_ppm = camera.pixels_per_mm(np.stack([np.where(axis == 0, target, table.width / 2),
-                                               np.where(axis == 1, target, table.length / 2)], axis=-1))
+    # Pixels per mm across each cushion line where each point is, from the start camera's own projection (as
+    # refine_fisheye does): f / depth at a cushion's middle counts a steeply seen far cushion at several times the
+    # pixels its millimetres really cover there (the phone photo's: ~4x), over-weighting it and bending k2.
+    xy0 = camera.image_to_table(allpts, edge_z)
+    unit = np.zeros_like(xy0)
+    unit[np.arange(len(xy0)), axis] = 1.0
+    scale_ppm = np.linalg.norm(camera.table_to_image(xy0 + unit, edge_z) - camera.table_to_image(xy0, edge_z), axis=-1)
 
     def residuals(pv: np.ndarray) -> np.ndarray:
         cam = _camera(camera, pv, f0, (k1, k2))

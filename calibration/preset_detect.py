@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
+from calibration.pose import nose_height_mm
 from calibration.table_finder import TableOutline
 from rules.tables import TableSpec
 
@@ -62,12 +63,19 @@ def pockets_seen(image: np.ndarray, camera: CameraModel, table: TableSpec) -> tu
         hx, hy = hole
         spread = np.array([[0, 0], [0.3 * o, 0], [-0.3 * o, 0], [0, 0.3 * o], [0, -0.3 * o]])
         v_hole = np.nanmin(_sample(gray, camera, np.array([hx, hy]) + spread))
-        v_ref = np.nanmedian(_sample(gray, camera, np.array(refs, dtype=float)))
+        # The cushion tops are at the nose's height: seen at an angle, their points at the cloth's height would
+        # fall on the dark face under the nose.
+        zc = nose_height_mm(table)
+        v_ref = np.nanmedian(_sample(gray, camera, np.array(refs, dtype=float), zc))
         if np.isfinite(v_hole) and np.isfinite(v_ref) and v_hole < 0.5 * v_ref and v_ref - v_hole > 25:
             found.append(name)
             continue
         hole_lab = np.stack([_sample(c, camera, np.array([hx, hy]) + spread) for c in chans], -1)  # (5, 3)
-        ref_lab = np.stack([_sample(c, camera, np.array(refs, dtype=float)) for c in chans], -1)  # (2, 3)
+        # Each reference is the median over a few points about it: a single sample beside the nose's edge on a
+        # 3280 px fisheye picture moves by a grey level per tenth of a pixel the calibration shifts.
+        ref_pts = np.asarray(refs, dtype=float)[:, None, :] + spread[None]  # (2, 5, 2)
+        ref_lab = np.stack([np.median(_sample(c, camera, ref_pts.reshape(-1, 2), zc).reshape(2, -1), axis=1)
+                            for c in chans], -1)  # (2, 3)
         if not (np.isfinite(hole_lab).all() and np.isfinite(ref_lab).all()):
             continue
         w = np.array([0.5, 1.0, 1.0])  # lightness counts half: light falls off towards the rails
