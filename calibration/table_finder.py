@@ -127,7 +127,7 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
     if lab is not None and cloth is not None:
         f = lab.astype(np.float32)
         chroma = np.hypot(f[..., 1] - cloth.lab[1], f[..., 2] - cloth.lab[2])
-        cand = (chroma < 3 * cloth.chroma_tol + 10) & (f[..., 0] >= 0.3 * cloth.lab[0])
+        cand = (chroma < 3 * cloth.chroma_tol + 10) & (f[..., 0] >= 0.3 * cloth.lab[0]) & ~_dark_band(lab, cloth)
         ys, xs = np.nonzero(region[int(0.3 * h):int(0.7 * h), int(0.3 * w):int(0.7 * w)])
         if len(xs):
             k = len(xs) // 2
@@ -154,6 +154,39 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
     hull = cv2.convexHull(np.concatenate(contours))
     cv2.drawContours(filled, [hull], -1, 255, thickness=cv2.FILLED)
     return filled, leak_edge
+
+
+def _without_chalk_lines(lab: np.ndarray) -> np.ndarray:
+    """The coarse Lab picture with its thin bright lines (balklines, Chapo's cabana lines, a spot) painted over by
+    the median of what is about them: lines drawn from cushion to cushion would otherwise cut the cloth region into
+    fields (neither the cloth's colour nor a step the flood takes), and the largest field is not the table."""
+    light = np.ascontiguousarray(lab[..., 0])
+    k = 2 * int(round(0.005 * max(light.shape))) + 1  # 7 px at the coarse 640: a chalk line is one or two
+    hat = cv2.morphologyEx(light, cv2.MORPH_TOPHAT, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    med = cv2.medianBlur(lab, k)
+    # Chalk is white: paler than the cloth about it (a lit, cloth-coloured highlight along a cushion's nose is
+    # not, and painting it over would move the region's edge there); on a grey cloth any bright line is chalk.
+    chroma = np.hypot(lab[..., 1].astype(np.float32) - 128, lab[..., 2].astype(np.float32) - 128)
+    chroma_med = np.hypot(med[..., 1].astype(np.float32) - 128, med[..., 2].astype(np.float32) - 128)
+    pale = (chroma < chroma_med - 3) | (chroma_med < 8)
+    line = cv2.dilate(((hat > 12) & pale).astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    if not line.any():
+        return lab
+    out = lab.copy()
+    out[line] = med[line]
+    return out
+
+
+def _dark_band(lab: np.ndarray, cloth: ClothModel) -> np.ndarray:
+    """The thin dark lines of the coarse picture (bool): the face band under each cushion's nose, seen from the
+    front, a few coarse pixels wide. A grey cloth gives the floating flood no colour to stop on there, and where
+    the lens bends the band and the blur softens it, the flood creeps into it in small steps and along it into
+    the rail; a barrier of the pixels much darker than their surroundings within a few band widths (a black-hat)
+    stops it. Smooth shading (vignetting, lamp pools) and bright chalk lines are not such lines."""
+    light = np.ascontiguousarray(lab[..., 0])
+    k = 2 * int(round(0.006 * max(light.shape))) + 1  # 9 px at the coarse 640: three times the band's width
+    hat = cv2.morphologyEx(light, cv2.MORPH_BLACKHAT, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+    return hat > max(15.0, 0.2 * float(cloth.lab[0]))
 
 
 def _flood(img: np.ndarray, seed: tuple[int, int]) -> np.ndarray:
@@ -404,6 +437,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     if float(gray.std()) < 4.0:
         raise TableNotFound("the picture is blank (no contrast): is the lens covered or the light off?")
     lab_small = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 1.0), cv2.COLOR_BGR2LAB)
+    lab_small = _without_chalk_lines(lab_small)
     cloth = estimate_cloth(lab_small)
     filled, leak_edge = _region_holding_centre(cloth_mask(lab_small, cloth), lab_small, cloth)
     frac = np.count_nonzero(filled) / filled.size

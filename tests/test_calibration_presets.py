@@ -17,9 +17,7 @@ from sim.render import rest_view
 
 @pytest.mark.parametrize("name, discipline, expect", [
     ("carom_match", "three_cushion", "carom_match"),
-    pytest.param("chapo", "chapo", "chapo", marks=pytest.mark.xfail(
-        reason="the finder's cloth region stops at the cabana lines, chalk from cushion to cushion (a balkline "
-               "table too): calibration.table_finder", strict=False)),
+    ("chapo", "chapo", "chapo"),
     ("pool_9ft", "bilhar", "pool_9ft"), ("snooker_full", "sinuca", "snooker_full")])
 def test_the_preset_is_told_by_its_pockets(name, discipline, expect):
     table = preset(name)

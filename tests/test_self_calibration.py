@@ -100,7 +100,7 @@ def test_an_untold_lens_straight_down_gets_its_height_from_the_markings():
 
 
 @pytest.mark.parametrize("name", ["three_cushion_point_and_miss", "chapo_king_two_laterals_and_mingo",
-                                  "arm_over_the_table"])
+                                  "arm_over_the_table", "balkline_run_leaving_a_field"])
 def test_a_fixture_clip_self_calibrates_to_its_calibration_file(name, tmp_path):
     """As ``arbitro replay CLIP`` without ``--calib`` does: the median of the first frames, the lens untold."""
     discipline = json.loads((CLIPS / f"{name}.scenario.json").read_text())["discipline"]
