@@ -171,3 +171,20 @@ def test_a_strike_right_after_a_placement_closed_is_still_a_shot():
     shots = [s for n, tk in enumerate(t) if (s := seg.feed(tk, np.vstack([spot[n], rest[1:]]))) is not None]
     assert len(shots) == 1 and shots[0].struck_ball == "spot"
     assert abs(shots[0].events[0].t - (t0 + 0.5 * dt)) < 0.004
+
+
+def test_a_recording_that_ends_while_balls_roll_gives_its_shot_as_a_doubtful_call():
+    """A broadcast cut away mid-shot: the strike and the contacts seen are kept, the end is where the picture
+    stopped, and the confidence says the referee must confirm."""
+    paths, truth = simulate(CAROM, LAYOUT, {"spot": (600.0, 2400.0)}, 6.0, noise_mm=0.3, step=1e-4, decel=0.6)
+    cut = len(paths.t) // 3  # well before the balls come to rest
+    seg = ShotSegmenter(paths.balls, CAROM, cue_ball=lambda: "spot")
+    for k in range(cut):
+        assert seg.feed(paths.t[k], paths.xy[:, k]) is None
+    shot = seg.flush()
+    assert shot is not None and shot.struck_ball == "spot"
+    assert 0.0 < shot.confidence <= 0.5 and any("ended before" in n for n in shot.notes)
+    seen = [x for x in truth if x[1] in ("ball_ball", "cushion") and x[0] < paths.t[cut - 1] - 0.05]
+    assert len([e for e in shot.events if e.type in (EventType.BALL_BALL, EventType.CUSHION)]) >= len(seen)
+    assert np.linalg.norm(np.array(shot.end["spot"]) - paths.xy[paths.balls.index("spot"), cut - 1]) < 5.0
+    assert seg.flush() is None  # nothing left open

@@ -96,15 +96,17 @@ class ShotSegmenter:
             self.lost.append((t0, t1))
 
     def flush(self) -> Shot | None:
-        """The source ended: close an open shot if every ball has been still for the settle time (DESIGN.md 4)."""
+        """The source ended: close an open shot, as settled if every ball has been still for the settle time
+        (DESIGN.md 4), else as cut short (confidence 0.5 at most, a note saying so: a doubtful call)."""
         if self._queued:
             return self._queued.popleft()()
         if self.open is None:
             return None
         if self.still_since is not None and self.open[-1].t - self.still_since >= self.c.settle_s:
             return self._close()
-        self.open = None
-        return None
+        # A recording that stops while balls still roll (a broadcast cut away, a clip trimmed short) still holds
+        # its strike and contacts: the shot is closed where the picture ends, for the referee to confirm.
+        return self._close(ended=True)
 
     # --- states -------------------------------------------------------------------------------------------------
 
@@ -178,7 +180,7 @@ class ShotSegmenter:
 
     # --- closing ------------------------------------------------------------------------------------------------
 
-    def _close(self, forced: bool = False) -> Shot | None:
+    def _close(self, forced: bool = False, ended: bool = False) -> Shot | None:
         frames = self.open or []
         self.open = None
         self.moving_frames[:] = 0
@@ -188,7 +190,7 @@ class ShotSegmenter:
         pin_states = _pin_states(frames, self.table)
         found = find_events(paths, self.table, self.events_config, self.strikers, pin_states)
         start_rest = self.rest.copy()
-        end = self._end_positions(xy)
+        end = self._end_positions(xy, last_seen=ended)
         gone = {e.ball for e in found.events if e.type in (EventType.POCKET, EventType.OFF_TABLE)}
         for b, ball in enumerate(self.balls):
             self.rest[b] = np.nan if ball in gone or np.isnan(end[b, 0]) else end[b]
@@ -207,6 +209,9 @@ class ShotSegmenter:
             confidence = 0.0
         if forced:
             notes.append(f"closed after {self.c.max_shot_s:.0f} s without the balls coming to rest")
+            confidence = min(confidence, 0.5)
+        if ended:  # judged, but as a doubtful call for the referee to confirm: what came after is unseen
+            notes.append("the recording ended before every ball came to rest: end positions as last seen")
             confidence = min(confidence, 0.5)
         events = [e for e in found.events if e.t >= t[0]]
         strikes = [e.t for e in events if e.type is EventType.STRIKE]
@@ -274,9 +279,10 @@ class ShotSegmenter:
         step = np.linalg.norm(np.diff(paths.xy, axis=1), axis=2) / np.diff(paths.t)[None, :]
         return float(np.nanmax(step, initial=0.0)) < self.c.placement_mm_s
 
-    def _end_positions(self, xy: np.ndarray) -> np.ndarray:
-        """The mean of each ball's last still frames (its last sighting if it was never still)."""
-        settle = max(int(round(self.c.settle_s * 60 * 0.5)), 2)
+    def _end_positions(self, xy: np.ndarray, last_seen: bool = False) -> np.ndarray:
+        """The mean of each ball's last still frames (its last sighting if it was never still, or if
+        ``last_seen``: the picture stopped while balls rolled)."""
+        settle = 1 if last_seen else max(int(round(self.c.settle_s * 60 * 0.5)), 2)
         out = np.full((len(self.balls), 2), np.nan)
         for b in range(len(self.balls)):
             seen = np.nonzero(~np.isnan(xy[b, :, 0]))[0]
