@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration.camera import CameraModel
-from calibration.distortion import (LensPrior, distort_points, lens_prior, pinhole_to_fisheye, plumb_line,
-                                    refine_fisheye, undistort_points)
+from calibration.distortion import (UNTOLD_BARREL_K1, UNTOLD_WIDE, LensPrior, distort_points, lens_prior,
+                                    pinhole_to_fisheye, plumb_line, refine_fisheye, undistort_points)
 from calibration.file import Calibration
 from calibration.markings import diamond_residuals, find_diamonds, find_markings
 from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
@@ -114,6 +114,9 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     else:
         k = prior.camera_matrix(size)
         pl = plumb_line(edges, size, k, k_init=(prior.k1, prior.k2), k_sigma=(prior.k1_sigma, prior.k2_sigma))
+        if prior.name == "unknown" and pl.dist_coeffs[0] < UNTOLD_BARREL_K1:
+            prior = UNTOLD_WIDE  # an untold wide lens: its noses' curvature insists
+            pl = plumb_line(edges, size, k, k_init=(prior.k1, prior.k2), k_sigma=(prior.k1_sigma, prior.k2_sigma))
         if prior.k1_sigma >= 0.1:
             # A loose prior: the fit can settle on a poor local minimum; start it from a few strengths too.
             for k1 in (prior.k1 - prior.k1_sigma, prior.k1 + prior.k1_sigma / 2):
@@ -141,7 +144,8 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     rvec, tvec = initial_pose(corners_px, table, k, dist, float(np.mean(ez)))
     cam0 = CameraModel(size, k, dist, rvec, tvec)
     kp = (prior.k1, prior.k2, prior.k1_sigma, prior.k2_sigma) if fit_lens else None
-    wide = fit_lens and prior.k1_sigma >= 0.15  # a fisheye: k3 and the principal point join the fit
+    # A fisheye: k3 and the principal point join the fit (not an untold lens, whose distortion is merely free).
+    wide = fit_lens and prior.model == "fisheye"
     fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens,
                       k_prior=kp, edge_z=ez, fit_wide_lens=wide)
     # A cushion seen from behind (the camera beyond its line, a photo from the end of the table) hides its nose: the

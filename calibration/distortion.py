@@ -52,9 +52,17 @@ LENSES = {
     "fisheye": LensPrior("fisheye", 77.0, -0.22, 0.03, focal_sigma=0.2, k1_sigma=0.2, k2_sigma=0.1,
                          model="fisheye"),
     # Any camera (a phone, a broadcast camera): the pose fit finds the focal length; the distortion stays mild
-    # unless the noses' curvature insists.
+    # unless the noses' curvature insists (then calibration.auto loosens it: see UNTOLD_WIDE).
     "unknown": LensPrior("unknown", 60.0, 0.0, focal_sigma=0.6, k1_sigma=0.05, k2_sigma=0.01),
 }
+
+
+# An untold lens whose noses the plumb-line fit finds strongly barrel-bent (k1 below UNTOLD_BARREL_K1 at the
+# 60 degree start's focal length: the wide Camera Module 3 gives -0.8 to -1.3 there, the standard one, phones and
+# broadcast cameras -0.07 to +0.06) is a wide lens: its k1 (about -0.3 at its own focal length) may then stray
+# +-0.2 and k2 +-0.05 from none (held at +-0.05, the pose fit pulled it halfway to zero, off the targets).
+UNTOLD_BARREL_K1 = -0.3
+UNTOLD_WIDE = LensPrior("unknown", 60.0, 0.0, focal_sigma=0.6, k1_sigma=0.2, k2_sigma=0.05)
 
 
 def lens_prior(name: str | None) -> LensPrior:
