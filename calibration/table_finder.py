@@ -33,6 +33,7 @@ import numpy as np
 CUSHION_ORDER = ("bottom", "right", "top", "left")  # side i joins corner i and corner i + 1
 CORNER_ORDER = ("bottom_left", "bottom_right", "top_right", "top_left")
 COARSE_SIZE = 640  # the longer side of the picture for the coarse stage, pixels
+GREY_CHROMA = 12.0  # a cloth this close to neutral (a*b* distance, 8-bit Lab) is grey: no colour stops its flood
 
 
 class TableNotFound(ValueError):
@@ -127,7 +128,11 @@ def _region_holding_centre(mask: np.ndarray, lab: np.ndarray | None = None,
     if lab is not None and cloth is not None:
         f = lab.astype(np.float32)
         chroma = np.hypot(f[..., 1] - cloth.lab[1], f[..., 2] - cloth.lab[2])
-        cand = (chroma < 3 * cloth.chroma_tol + 10) & (f[..., 0] >= 0.3 * cloth.lab[0]) & ~_dark_band(lab, cloth)
+        cand = (chroma < 3 * cloth.chroma_tol + 10) & (f[..., 0] >= 0.3 * cloth.lab[0])
+        if np.hypot(cloth.lab[1] - 128.0, cloth.lab[2] - 128.0) < GREY_CHROMA:
+            # Only a grey cloth: a coloured one stops the flood by its chroma at the rail, and its cushion tops,
+            # of the cloth's colour, are better kept in the region (the noses are searched from there inwards).
+            cand &= ~_dark_band(lab, cloth)
         ys, xs = np.nonzero(region[int(0.3 * h):int(0.7 * h), int(0.3 * w):int(0.7 * w)])
         if len(xs):
             k = len(xs) // 2
