@@ -24,6 +24,17 @@ def parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(["web", *argv])
 
 
+def serve(args: argparse.Namespace) -> tuple[io.StringIO, threading.Event, threading.Thread, list[int]]:
+    """``web_command`` in a thread, once it has printed the address it serves on."""
+    out, stop, result = io.StringIO(), threading.Event(), []
+    t = threading.Thread(target=lambda: result.append(web_command(args, out, stop=stop)))
+    t.start()
+    deadline = time.monotonic() + 10
+    while "http://" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return out, stop, t, result
+
+
 def test_set_pin_from_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("55123\n"))
     out = io.StringIO()
@@ -44,16 +55,10 @@ def test_refuses_without_an_unfinished_match(tmp_path: Path, capsys: pytest.Capt
 def test_serves_the_unfinished_match(tmp_path: Path) -> None:
     with MatchStore(tmp_path / "m.db") as store:
         store.new_match("three_cushion", ("Ana", "Rui"), distance=15)
-    out, stop = io.StringIO(), threading.Event()
     args = parse("--data", str(tmp_path / "web"), "--store", str(tmp_path / "m.db"), "--host", "127.0.0.1",
                  "--port", "0")
-    result: list[int] = []
-    t = threading.Thread(target=lambda: result.append(web_command(args, out, stop=stop)))
-    t.start()
+    out, stop, t, result = serve(args)
     try:
-        deadline = time.monotonic() + 10
-        while "http://" not in out.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.02)
         url = out.getvalue().split()[4]
         assert "no PIN set" in out.getvalue()
         with urllib.request.urlopen(url + "api/state", timeout=5) as r:
@@ -75,15 +80,9 @@ def test_the_wizard_alone_for_a_table_being_set_up(tmp_path: Path) -> None:
     picture = tmp_path / "view.png"
     cv2.imwrite(str(picture), np.full((48, 64, 3), 70, np.uint8))
     PinStore(tmp_path / "web").set("4821")
-    out, stop = io.StringIO(), threading.Event()
     args = parse("--data", str(tmp_path / "web"), "--source", str(picture), "--host", "127.0.0.1", "--port", "0")
-    result: list[int] = []
-    t = threading.Thread(target=lambda: result.append(web_command(args, out, stop=stop)))
-    t.start()
+    out, stop, t, result = serve(args)
     try:
-        deadline = time.monotonic() + 10
-        while "http://" not in out.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.02)
         assert "the calibration wizard (no match)" in out.getvalue()
         base = out.getvalue().split("http://")[1].split("/")[0]
         base = f"http://{base}"
