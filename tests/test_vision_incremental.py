@@ -101,7 +101,7 @@ def test_on_a_clip_the_sure_balls_match_a_whole_frame_detection(clip, discipline
         frames.append(frame)
     full = FrameDetector(calib.camera, calib.table, discipline, frames[:15], incremental=False)
     incr = FrameDetector(calib.camera, calib.table, discipline, frames[:15], incremental=True)
-    worst, searched = 0.0, 0
+    worst = 0.0
     for n, frame in enumerate(frames):
         a, b = full.detect(frame, n / 30), incr.detect(frame, n / 30)
         sure = a.subset(a.score >= 0.8)
@@ -109,3 +109,12 @@ def test_on_a_clip_the_sure_balls_match_a_whole_frame_detection(clip, discipline
         if len(sure):
             worst = max(worst, float(np.linalg.norm(sure.xy[:, None] - b.xy[None], axis=2).min(axis=1).max()))
     assert worst < 3.0  # a ball at rest is within a fraction of a mm; a smear differs by its exposure's travel
+
+
+def test_overlapping_rectangles_are_joined_until_none_overlap():
+    """A ball in two rectangles would be found twice; a union that reaches a third box takes it in too."""
+    from vision.incremental import _merge_overlapping
+
+    assert _merge_overlapping([[0, 0, 10, 10], [5, 5, 15, 15], [20, 20, 30, 30], [14, 14, 21, 21]]) == \
+        [[0, 0, 30, 30]]
+    assert _merge_overlapping([[0, 0, 2, 2], [3, 3, 4, 4]]) == [[0, 0, 2, 2], [3, 3, 4, 4]]

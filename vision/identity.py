@@ -302,11 +302,11 @@ def match_one_of_each(colour: ColourModel, features: np.ndarray) -> tuple[tuple[
     from itertools import permutations
 
     names = colour.kind_names
+    if len(features) != len(names):
+        raise ValueError(f"one of each: {len(features)} balls for {len(names)} kinds")
     mean = np.stack([m.mean[:3] for m in colour.models])
     z = (np.asarray(features, dtype=np.float64)[:, None, :3] - mean[None]) / LAB_TOLERANCE
     ll = -0.5 * np.sum(z * z, axis=2)  # (N, kinds)
-    if len(features) != len(names):
-        raise ValueError(f"one of each: {len(features)} balls for {len(names)} kinds")
     scored = sorted(((float(sum(ll[i, j] for i, j in enumerate(order))), order)
                      for order in permutations(range(len(names)))), reverse=True)
     best, order = scored[0]

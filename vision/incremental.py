@@ -54,9 +54,15 @@ class ChangePlan:
         """For points at the reduced resolution (N, 2): whether each lies where the frame changed."""
         if self.full:
             return np.ones(len(low_xy), bool)
-        h, w = self.changed.shape
-        q = np.clip(np.floor((np.asarray(low_xy) + 0.5) / 2).astype(int), 0, [w - 1, h - 1])
+        q = change_cells(low_xy, self.changed.shape)
         return self.changed[q[:, 1], q[:, 0]]
+
+
+def change_cells(low_xy: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The change map's cells (N, 2 as x, y) holding points given at the reduced resolution (N, 2): the map is
+    half that resolution, a cell covering two pixels each way."""
+    h, w = shape[:2]
+    return np.clip(np.floor((np.asarray(low_xy, dtype=np.float64) + 0.5) / 2).astype(int), 0, [w - 1, h - 1])
 
 
 class ChangeGate:
@@ -95,9 +101,7 @@ class ChangeGate:
         self._last_changed = changed
         if recheck is not None and len(recheck):
             look = look.copy()
-            h, w = look.shape
-            q = np.clip(np.floor((np.asarray(recheck) + 0.5) / 2).astype(int), 0, [w - 1, h - 1])
-            for x, y in q:  # a handful of points at most
+            for x, y in change_cells(recheck, look.shape):  # a handful of points at most
                 cv2.circle(look, (int(x), int(y)), self._grow.shape[0] // 2, 1, -1)
         if not look.any():
             return ChangePlan(False, (), look.astype(bool))
@@ -121,20 +125,26 @@ class ChangeGate:
         m = self._margin
         boxes = [[max(2 * x - m, 0), max(2 * y - m, 0), min(2 * (x + w) + m, lw), min(2 * (y + h) + m, lh)]
                  for x, y, w, h, _ in stats[1:n]]
-        merged = True
-        while merged and len(boxes) > 1:
-            merged = False
-            for i in range(len(boxes)):
-                for j in range(i + 1, len(boxes)):
-                    a, b = boxes[i], boxes[j]
-                    if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
-                        boxes[i] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
-                        del boxes[j]
-                        merged = True
-                        break
-                if merged:
+        return tuple((y0, y1, x0, x1) for x0, y0, x1, y1 in _merge_overlapping(boxes))
+
+
+def _merge_overlapping(boxes: list[list[int]]) -> list[list[int]]:
+    """Boxes (x0, y0, x1, y1) with every overlapping pair replaced by their union, until none overlap (a union
+    may reach a box it did not before, hence the passes)."""
+    grew = True
+    while grew:
+        grew = False
+        out: list[list[int]] = []
+        for b in boxes:
+            for a in out:
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                    a[:] = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
+                    grew = True
                     break
-        return tuple((y0, y1, x0, x1) for x0, y0, x1, y1 in boxes)
+            else:
+                out.append(b)
+        boxes = out
+    return boxes
 
 
 __all__ = ["ChangeConfig", "ChangeGate", "ChangePlan"]
