@@ -21,6 +21,9 @@ from dataclasses import dataclass, replace
 import cv2
 
 from calibration.pose import nose_height_mm, table_corners
+from rules.errors import LogError
+from rules.match import Match
+from rules.registry import referee_for
 from rules.shot import Shot
 
 from .layouts import cue_ball_for
@@ -51,7 +54,29 @@ def shot_records(scenario: Scenario, traj: Trajectory) -> list[Shot]:
             cue_balls[s.t] = cue_ball_for(scenario.discipline, s.shooter)
     shots = build_shots(traj, table, scenario.discipline, cue_balls=cue_balls, shooters=shooters)
     noms = scenario.nominations(traj)
-    return [replace(s, nominated=noms[s.t_start]) if s.t_start in noms else s for s in shots]
+    shots = [replace(s, nominated=noms[s.t_start]) if s.t_start in noms else s for s in shots]
+    return _at_the_table(shots, scenario.discipline, table)
+
+
+def _at_the_table(shots: list[Shot], discipline: str, table) -> list[Shot]:
+    """A record with no strike (a hand moved a ball) names the side to play and that side's cue ball: who is at
+    the table follows from the verdicts before it (a miss passes the turn), which only the referee knows.
+
+    The shots are judged in order; a scenario whose strikes do not follow the turns (a random mid-game shot by
+    either side) cannot be judged in order, and its no-strike records keep the shooter of the shot before."""
+    if all(s.struck_ball is not None for s in shots):
+        return shots
+    match = Match(referee_for(discipline, table=table))
+    out = []
+    for shot in shots:
+        if shot.struck_ball is None:
+            shot = replace(shot, shooter=match.referee.next_shooter(match.state), cue_ball=match.cue_ball())
+        try:
+            match.feed(shot)
+        except LogError:
+            return out + shots[len(out):]
+        out.append(shot)
+    return out
 
 
 def write_clip(scenario: Scenario, folder: str, *, duration: float | None = None) -> ClipResult:

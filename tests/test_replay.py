@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,11 +33,6 @@ def verdicts_of_truth(name: str, discipline: str, table) -> list[tuple]:
     lines = (CLIPS / f"{name}.shots.jsonl").read_text().splitlines()
     out = []
     for _, r in read_log(lines, discipline, table):
-        if r.struck_ball is None:
-            # A record with no strike (a hand moved a ball) names, in the simulator's truth, the side and ball of
-            # the shot before it (sim/shots.py), though the turn may have passed since: the match refuses it. Who
-            # was at the table is the side to play, as vision says.
-            r = replace(r, shooter=None, cue_ball=match.cue_ball())
         out.append(_key(match.feed(r)))
     return out
 

@@ -9,6 +9,8 @@ import cv2
 import pytest
 
 from rules.events import EventType
+from rules.match import Match
+from rules.registry import referee_for
 from rules.shot import Shot
 from rules.tables import balkline_fields, preset
 from sim.outcomes import carom_point, cue_contacts, left_and_came_back, pins_down, potted
@@ -96,6 +98,13 @@ def test_an_arm_covers_a_ball_and_the_camera_is_nudged():
 
 
 def test_a_strike_while_a_ball_rolls_and_a_hand_move():
-    _, shots = _load("strike_while_rolling_and_a_hand")
+    truth, shots = _load("strike_while_rolling_and_a_hand")
     assert shots[1].moving_at_strike == ("spot",)
     assert [e.type for e in shots[2].events] == [EventType.TOUCHED]
+    # B's shot scored nothing, so the hand moved the red with A at the table: the record names A and A's ball,
+    # and the whole log is one the referee accepts in order.
+    match = Match(referee_for("three_cushion", table=preset(truth["table"])))
+    for shot in shots[:2]:
+        match.feed(shot)
+    assert (shots[2].shooter, shots[2].cue_ball) == (match.referee.next_shooter(match.state), match.cue_ball())
+    assert match.feed(shots[2]) is not None
