@@ -74,6 +74,7 @@ class ChangeGate:
         self._size = (lw // 2, lh // 2)
         search = detector.search_mask().astype(np.uint8)
         self._search = cv2.resize(search, self._size, interpolation=cv2.INTER_NEAREST)
+        self._full_share = self.config.full_above * max(float(self._search.mean()), 1e-9)
         self._low_shape = (lh, lw)
         r_tiny = detector.radius_low / 2
         k = 2 * int(np.ceil(self.config.grow_radii * r_tiny)) + 1
@@ -105,7 +106,7 @@ class ChangeGate:
                 cv2.circle(look, (int(x), int(y)), self._grow.shape[0] // 2, 1, -1)
         if not look.any():
             return ChangePlan(False, (), look.astype(bool))
-        if look.mean() > self.config.full_above * max(self._search.mean(), 1e-9):
+        if look.mean() > self._full_share:
             return self._full(tiny)
         # The reference follows the frame only where the detector looks again: elsewhere a slow drift adds up.
         cv2.copyTo(tiny, look, self._reference)
@@ -120,11 +121,13 @@ class ChangeGate:
     def _rects(self, look: np.ndarray) -> tuple[Rect, ...]:
         """Rectangles at the reduced resolution round each changed region, grown by the margin, overlapping ones
         merged (a ball in two rectangles would be found twice)."""
-        n, _, stats, _ = cv2.connectedComponentsWithStats(look, connectivity=8)
+        # The outer contours' bounding boxes are the regions' (a region inside another's hole lies in its box
+        # anyway), and finding them is 30 times cheaper than labelling every pixel (0.01 ms against 0.4 here).
+        contours, _ = cv2.findContours(look, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         lh, lw = self._low_shape
         m = self._margin
         boxes = [[max(2 * x - m, 0), max(2 * y - m, 0), min(2 * (x + w) + m, lw), min(2 * (y + h) + m, lh)]
-                 for x, y, w, h, _ in stats[1:n]]
+                 for x, y, w, h in map(cv2.boundingRect, contours)]
         return tuple((y0, y1, x0, x1) for x0, y0, x1, y1 in _merge_overlapping(boxes))
 
 

@@ -44,6 +44,19 @@ def _windows(centres: np.ndarray, half: int, shape: tuple[int, int]) -> np.ndarr
     return o
 
 
+_ANGLES = np.linspace(0.0, 2 * np.pi, N_RAYS, endpoint=False)
+_COS64, _SIN64 = np.cos(_ANGLES), np.sin(_ANGLES)
+_S = np.linspace(_INNER, _OUTER, _SAMPLES)
+_LO, _HI = int(np.searchsorted(_S, _EDGE_LO)), int(np.searchsorted(_S, _EDGE_HI))
+_OFFS = np.arange(-2.0, 2.01, 0.25)
+# The least-squares basis of rho(theta) = r + dx cos + dy sin + a cos 2 theta + b sin 2 theta, and its per-ray outer
+# products: the normal equations of every ball are then one matrix product with the ray weights.
+_BASIS = np.stack([np.ones(N_RAYS), np.cos(_ANGLES), np.sin(_ANGLES), np.cos(2 * _ANGLES), np.sin(2 * _ANGLES)],
+                  axis=-1)  # (K, 5)
+_OUTER_PRODUCTS = (_BASIS[:, :, None] * _BASIS[:, None, :]).reshape(N_RAYS, 25)
+_RIDGE = 1e-6  # added to the normal matrices' diagonal: a ball with no rays on one side stays solvable
+
+
 def window_maps(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
                 half: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """In windows (N, S, S) around ``centres``: the soft mask, the unsaturated shadow-tolerant difference it comes
@@ -55,121 +68,132 @@ def window_maps(frame: np.ndarray, ref: ColourReference, params: DifferenceParam
     f = np.empty((n, size, size, 3), np.uint8)
     u = np.empty((n, size, size, 3), np.float32)
     nm = np.empty((n, size, size), np.float32)
+    bg = np.empty((n, size, size, 3), np.float32)
     for i, (x, y) in enumerate(origins):
         f[i] = frame[y:y + size, x:x + size]
         u[i] = ref.unit[y:y + size, x:x + size]
         nm[i] = ref.norm[y:y + size, x:x + size]
-    d = colour_difference(f.reshape(n * size, size, 3), u.reshape(n * size, size, 3), nm.reshape(n * size, size),
-                          params)
+        bg[i] = ref.image[y:y + size, x:x + size]
+    f = f.reshape(n * size, size, 3)
+    d = colour_difference(f, u.reshape(n * size, size, 3), nm.reshape(n * size, size), params)
     soft = cv2.min(cv2.multiply(d, 1.0 / params.saturation), 1.0)
-    diff = cv2.subtract(f.reshape(n * size, size, 3).astype(np.float32), (u * nm[..., None]).reshape(n * size, size, 3))
+    diff = cv2.subtract(f.astype(np.float32), bg.reshape(n * size, size, 3))
     plain = cv2.sqrt(cv2.transform(cv2.multiply(diff, diff), np.ones((1, 3), np.float32)))
     return soft.reshape(n, size, size), d.reshape(n, size, size), plain.reshape(n, size, size), origins
 
 
-def _bilinear(masks: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Sample (N, S, S) float32 masks at window coordinates x, y of shape (N, ...), bilinearly.
+def _bilinear(stacked: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Sample M square float32 windows stacked as one tall image (M * S, S) at window coordinates x, y (M, ...),
+    bilinearly; float32 out, shaped like x.
 
-    Through cv2.remap on the masks stacked as one tall image (each window's rows offset by its index): an order of
-    magnitude faster than numpy's gathers for the ~100k samples of a full table."""
-    n, s, _ = masks.shape
+    Through one cv2.remap over the tall image (each window's rows offset by its index): an order of magnitude
+    faster than numpy's gathers for the ~100k samples of a full table."""
+    s = stacked.shape[1]
+    m = len(x)
     shape = x.shape
-    xc = np.clip(x, 0.0, s - 1.001).reshape(n, -1)
-    yc = np.clip(y, 0.0, s - 1.001).reshape(n, -1) + (np.arange(n) * s)[:, None]
-    out = cv2.remap(masks.reshape(n * s, s), xc.astype(np.float32), yc.astype(np.float32), cv2.INTER_LINEAR,
-                    borderMode=cv2.BORDER_REPLICATE)
-    return out.reshape(shape).astype(np.float64)
+    xc = np.clip(x.reshape(m, -1), 0.0, s - 1.001).astype(np.float32)
+    yc = (np.clip(y.reshape(m, -1), 0.0, s - 1.001) + (np.arange(m) * s)[:, None]).astype(np.float32)
+    return cv2.remap(stacked, xc, yc, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
 
 
-def edge_radii(masks: np.ndarray, local_centres: np.ndarray, radii: np.ndarray,
-               angles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Edge distance (N, K) along each ray and whether it was found (N, K)."""
-    s = np.linspace(_INNER, _OUTER, _SAMPLES)
-    rho = radii[:, None] * s[None, :]  # (N, J)
-    cx = local_centres[:, 0, None, None] + np.cos(angles)[None, :, None] * rho[:, None, :]
-    cy = local_centres[:, 1, None, None] + np.sin(angles)[None, :, None] * rho[:, None, :]
-    prof = _bilinear(masks, cx, cy)  # (N, K, J)
+def _pick(a: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """a[..., j] per leading index: a (..., L), j (...) integer."""
+    flat = a.reshape(-1, a.shape[-1])
+    return flat[np.arange(len(flat)), j.reshape(-1)].reshape(j.shape)
+
+
+def edge_radii(masks: np.ndarray, local_centres: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Edge distance (N, K) along each ray and whether it was found (N, K); ``masks`` (N, S, S) float32."""
+    n, size, _ = masks.shape
+    # Coordinates in float64, as remap's 1/32 px grid would round float32 sums either way.
+    rho = radii[:, None] * _S[None, :]  # (N, J)
+    cx = local_centres[:, 0, None, None] + _COS64[None, :, None] * rho[:, None, :]
+    cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho[:, None, :]
+    prof = _bilinear(masks.reshape(n * size, size), cx, cy).astype(np.float64)  # (N, K, J)
     below = prof < 0.5
     m = _SAMPLES - _BELOW_RUN
     edge = ~below[..., :m]  # sample j high, samples j+1 .. j+RUN low
     for k in range(1, _BELOW_RUN + 1):
         edge &= below[..., k:k + m]
-    lo = np.searchsorted(s, _EDGE_LO)
-    hi = np.searchsorted(s, _EDGE_HI)
-    edge[..., :max(lo - 1, 0)] = False
-    edge[..., hi:] = False
+    edge[..., :max(_LO - 1, 0)] = False
+    edge[..., _HI:] = False
     # The outermost qualifying transition: an inner dip (a dark patch on a black ball) is not the edge.
-    j_rev = np.argmax(edge[..., ::-1], axis=-1)
+    j = m - 1 - np.argmax(edge[..., ::-1], axis=-1)
     found = edge.any(axis=-1)
-    j = edge.shape[-1] - 1 - j_rev
-    p0 = np.take_along_axis(prof, j[..., None], -1)[..., 0]
-    p1 = np.take_along_axis(prof, (j + 1)[..., None], -1)[..., 0]
+    p0 = _pick(prof, j)
+    p1 = _pick(prof, j + 1)
     frac = np.clip((p0 - 0.5) / np.maximum(p0 - p1, 1e-6), 0.0, 1.0)
-    step = radii * (s[1] - s[0])
-    r_edge = radii[:, None] * s[j] + frac * step[:, None]
+    step = radii * (_S[1] - _S[0])
+    r_edge = radii[:, None] * _S[j] + frac * step[:, None]
     return r_edge, found
 
 
-def _steepest_fall(diff: np.ndarray, local_centres: np.ndarray, angles: np.ndarray,
-                   r_edge: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where ``diff`` falls most steeply going outwards within 2 px of each edge estimate (parabolic peak of the
-    derivative), and its mean levels just inside and just outside."""
-    offs = np.arange(-2.0, 2.01, 0.25)  # (M,)
-    rho = r_edge[..., None] + offs  # (N, K, M)
-    cx = local_centres[:, 0, None, None] + np.cos(angles)[None, :, None] * rho
-    cy = local_centres[:, 1, None, None] + np.sin(angles)[None, :, None] * rho
-    q = _bilinear(diff, cx, cy)
-    slope = q[..., 2:] - q[..., :-2]  # central differences at offs[1:-1]
-    j = np.clip(np.argmin(slope, axis=-1), 1, slope.shape[-1] - 2)
-    s0 = np.take_along_axis(slope, (j - 1)[..., None], -1)[..., 0]
-    s1 = np.take_along_axis(slope, j[..., None], -1)[..., 0]
-    s2 = np.take_along_axis(slope, (j + 1)[..., None], -1)[..., 0]
-    denom = s0 - 2 * s1 + s2
-    delta = np.clip(0.5 * (s0 - s2) / np.where(np.abs(denom) > 1e-6, denom, np.inf), -1.0, 1.0)
-    return r_edge + offs[1:-1][j] + delta * 0.25, q[..., :3].mean(axis=-1), q[..., -3:].mean(axis=-1)
-
-
-def refine_edges(tolerant: np.ndarray, plain: np.ndarray, local_centres: np.ndarray, angles: np.ndarray,
-                 r_edge: np.ndarray, found: np.ndarray) -> np.ndarray:
+def refine_edges(tolerant: np.ndarray, plain: np.ndarray, local_centres: np.ndarray, r_edge: np.ndarray,
+                 found: np.ndarray) -> np.ndarray:
     """Move each found edge to the steepest outward fall of a colour difference within 2 px of it.
 
     A fixed threshold on the soft mask sits farther out where the ball contrasts strongly with the cloth (its lit
     side) than where it contrasts weakly (its shaded side, a dark ball), and JPEG's blurred chroma widens that
     difference; the steepest point of an edge stays where the edge is. The plain colour distance gives the
     sharpest edges, except where a shadow lies beyond the ball's shaded side: there it sees the shadow as more
-    ball, and the shadow-tolerant difference (which sees the shadow as cloth) is used instead."""
-    r_plain, in_p, out_p = _steepest_fall(plain, local_centres, angles, r_edge)
-    r_tol, in_t, out_t = _steepest_fall(tolerant, local_centres, angles, r_edge)
+    ball, and the shadow-tolerant difference (which sees the shadow as cloth) is used instead.
+
+    ``tolerant``, ``plain``: the two differences' windows, each stacked as one tall image (N * S, S). (Not the
+    two as one image: remap rounds its coordinates to 1/32 px, and the larger row offsets of a taller stack round
+    differently, which moves a few edges by a sample.) The steepest fall is the parabolic peak of the outward
+    derivative."""
+    n = len(r_edge)
+    rho = r_edge[..., None] + _OFFS  # (N, K, M)
+    cx = local_centres[:, 0, None, None] + _COS64[None, :, None] * rho
+    cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho
+    q = np.concatenate([_bilinear(tolerant, cx, cy), _bilinear(plain, cx, cy)]).astype(np.float64)
+    slope = q[..., 2:] - q[..., :-2]  # (2N, K, M - 2) central differences at offs[1:-1]
+    j = np.clip(np.argmin(slope, axis=-1), 1, slope.shape[-1] - 2)
+    s0, s1, s2 = _pick(slope, j - 1), _pick(slope, j), _pick(slope, j + 1)
+    denom = s0 - 2 * s1 + s2
+    delta = np.clip(0.5 * (s0 - s2) / np.where(np.abs(denom) > 1e-6, denom, np.inf), -1.0, 1.0)
+    fall = np.concatenate([r_edge, r_edge]) + _OFFS[1:-1][j] + delta * 0.25
+    inside = (q[..., 0] + q[..., 1] + q[..., 2]) / 3.0
+    outside = (q[..., -1] + q[..., -2] + q[..., -3]) / 3.0
+    r_tol, r_plain = fall[:n], fall[n:]
+    in_t, in_p, out_t, out_p = inside[:n], inside[n:], outside[:n], outside[n:]
     clean_outside = out_p < 0.3 * np.maximum(in_p, 1e-6)
     refined = np.where(clean_outside & (in_p - out_p > 8.0), r_plain, r_tol)
     ok = found & ((in_t - out_t > 8.0) | (in_p - out_p > 8.0))
     return np.where(ok, refined, r_edge)
 
 
-def _solve(r_edge: np.ndarray, w: np.ndarray, angles: np.ndarray, fixed_radius: np.ndarray | None,
-           harmonics: bool) -> np.ndarray:
-    """Weighted least squares per ball; returns (N, 5): r, dx, dy, a, b (unused columns zero)."""
-    n = len(r_edge)
-    cols = [np.cos(angles), np.sin(angles)]
-    if harmonics:
-        cols += [np.cos(2 * angles), np.sin(2 * angles)]
-    basis = np.stack(cols, axis=-1)  # (K, P)
-    if fixed_radius is None:
-        basis = np.concatenate([np.ones((len(angles), 1)), basis], axis=1)
-        target = r_edge
-    else:
-        target = r_edge - fixed_radius[:, None]
-    weighted = w[:, :, None] * basis[None]  # (N, K, P); matmul, not a three-operand einsum: 10x faster here
-    a = weighted.transpose(0, 2, 1) @ basis
-    b = (weighted * target[:, :, None]).sum(axis=1)
-    a += np.eye(basis.shape[1])[None] * 1e-6
-    sol = np.linalg.solve(a, b[..., None])[..., 0]
-    out = np.zeros((n, 5))
-    if fixed_radius is None:
-        out[:, :sol.shape[1]] = sol
-    else:
-        out[:, 0] = fixed_radius
-        out[:, 1:1 + sol.shape[1]] = sol
+def _median(v: np.ndarray) -> float:
+    """np.median of a short non-empty 1-d array, without its generic machinery (a tenth of the time)."""
+    v = np.sort(v)
+    m = len(v) // 2
+    return float(v[m]) if len(v) % 2 else 0.5 * float(v[m - 1] + v[m])
+
+
+def _normal_equations(r_edge: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted least-squares system of every ball: matrices (N, 5, 5) and right-hand sides (N, 5)."""
+    a = (w @ _OUTER_PRODUCTS).reshape(-1, 5, 5)
+    b = (w * r_edge) @ _BASIS
+    return a, b
+
+
+def _solve_free(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(N, 5): r, dx, dy, a, b with the radius free."""
+    return np.linalg.solve(a + _RIDGE * np.eye(5)[None], b[..., None])[..., 0]
+
+
+def _solve_fixed(a: np.ndarray, b: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """(N, 5): the radius held at ``radius`` (N,), the shift fitted alone (a 2 x 2 system, solved in closed form),
+    the harmonics zero."""
+    # The shift's system is the free one's (dx, dy) block with the held radius moved to the right-hand side.
+    a11, a12, a22 = a[:, 1, 1] + _RIDGE, a[:, 1, 2], a[:, 2, 2] + _RIDGE
+    b1 = b[:, 1] - radius * a[:, 0, 1]
+    b2 = b[:, 2] - radius * a[:, 0, 2]
+    det = a11 * a22 - a12 * a12
+    out = np.zeros((len(b), 5))
+    out[:, 0] = radius
+    out[:, 1] = (a22 * b1 - a12 * b2) / det
+    out[:, 2] = (a11 * b2 - a12 * b1) / det
     return out
 
 
@@ -177,39 +201,40 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
               radii: np.ndarray, iterations: int = 2) -> RayFit:
     """Refine ball centres (N, 2) of expected silhouette radii (N,) in a full-resolution ``frame``."""
     n = len(centres)
-    angles = np.linspace(0.0, 2 * np.pi, N_RAYS, endpoint=False)
+    angles = _ANGLES
     if n == 0:
         z = np.zeros(0)
         return RayFit(np.zeros((0, 2)), z, z, np.zeros((0, N_RAYS), bool), angles)
+    radii = np.asarray(radii, dtype=np.float64)
     half = int(np.ceil(radii.max() * (_OUTER + 0.1))) + 5  # the first guess is within a pixel or two
     masks, tolerant, plain, origins = window_maps(frame, ref, params, centres, half)
+    size = masks.shape[1]
+    tolerant, plain = tolerant.reshape(n * size, size), plain.reshape(n * size, size)
     c = np.asarray(centres, dtype=np.float64).copy()
-    radius = radii.astype(np.float64).copy()
+    radius = radii.copy()
     elong = np.zeros(n)
     found = np.zeros((n, N_RAYS), bool)
     for it in range(iterations):
         local = c - origins
-        r_edge, found = edge_radii(masks, local, radii, angles)
-        r_edge = refine_edges(tolerant, plain, local, angles, r_edge, found)
+        r_edge, found = edge_radii(masks, local, radii)
+        r_edge = refine_edges(tolerant, plain, local, r_edge, found)
         w = found.astype(np.float64)
-        count = w.sum(axis=1)
+        a, b = _normal_equations(r_edge, w)
+        count = a[:, 0, 0]
         # Each half of the circle must have edges for the radius to be separable from the shift.
-        cos_cov = np.abs((w * np.cos(angles)).sum(1)) / np.maximum(count, 1)
-        sin_cov = np.abs((w * np.sin(angles)).sum(1)) / np.maximum(count, 1)
+        cos_cov = np.abs(a[:, 0, 1]) / np.maximum(count, 1)
+        sin_cov = np.abs(a[:, 0, 2]) / np.maximum(count, 1)
         balanced = (count >= 0.6 * N_RAYS) & (cos_cov < 0.25) & (sin_cov < 0.25)
-        free = _solve(r_edge, w, angles, None, harmonics=True)
-        ratio = np.median(free[balanced, 0] / radii[balanced]) if balanced.sum() >= 1 else 0.97
-        fixed = _solve(r_edge, w, angles, radii * ratio, harmonics=False)
-        sol = np.where(balanced[:, None], free, fixed)
+        free = _solve_free(a, b)
+        ratio = _median(free[balanced, 0] / radii[balanced]) if balanced.any() else 0.97
+        sol = np.where(balanced[:, None], free, _solve_fixed(a, b, radii * ratio))
         # One pass of outlier rejection: edges more than a pixel off the fit (a neighbour's shadow, a chalk mark).
-        pred = sol[:, :1] + sol[:, 1:2] * np.cos(angles) + sol[:, 2:3] * np.sin(angles) + \
-            sol[:, 3:4] * np.cos(2 * angles) + sol[:, 4:5] * np.sin(2 * angles)
+        pred = sol @ _BASIS.T
         keep = found & (np.abs(r_edge - pred) < 1.0)
         w = keep.astype(np.float64)
-        free = _solve(r_edge, w, angles, None, harmonics=True)
-        fixed = _solve(r_edge, w, angles, radii * ratio, harmonics=False)
-        sol = np.where(balanced[:, None], free, fixed)
-        ok = w.sum(axis=1) >= 5
+        a, b = _normal_equations(r_edge, w)
+        sol = np.where(balanced[:, None], _solve_free(a, b), _solve_fixed(a, b, radii * ratio))
+        ok = a[:, 0, 0] >= 5
         shift = np.where(ok[:, None], sol[:, 1:3], 0.0)
         # A wild shift means the guess was not a ball: keep it bounded, the score will say the rest.
         shift = np.clip(shift, -0.5 * radii[:, None], 0.5 * radii[:, None])
