@@ -9,9 +9,9 @@ shooter scored: balls 1 and 2 are the players' whites (ball 3, the red, is never
 striking his own ball while he scores. So shot k scored exactly when shot k+1 (the next shot id) strikes the same
 ball. That is a real referee's truth for every shot but the last.
 
-Each shot's samples are put on a regular frame clock (a ball holds its first sample's place until its next one,
-the start of its first move; after that its samples, dense when fast and sparse when it creeps, are joined by
-straight lines), padded with still frames, and fed to
+Each shot's samples are put on a regular frame clock (a ball holds its first sample's place until its first move
+starts; after that its samples, dense when fast and sparse when it creeps, are joined by straight lines), padded
+with still frames, and fed to
 ``vision.shots.ShotSegmenter`` exactly as the tracker feeds it. The Shot it closes is judged by the three-cushion
 referee with the struck ball's side to play. Printed:
 - how many data shots gave exactly one judged Shot, and the strike ball against the data's first mover;
@@ -39,7 +39,6 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "real" / "erdo100__3cushiontool" / "Scripts" / "08_parameter_identification" / \
     "20221225_2_Match_Ersin_Cemal.DERIVED_trajectories.csv"
 BALLS = ("white", "spot", "red")  # the data's balls 1, 2, 3: the two players' whites and the red
-REST_GAP_S = 0.1  # samples further apart than this: the ball was at rest between them (the tracker logs motion)
 
 
 @dataclass(frozen=True)
@@ -93,12 +92,17 @@ def scored_by_the_match(shots: list[RealShot]) -> dict[int, bool]:
 
 
 def on_clock(samples: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """A ball's (x, y) at each time of ``t``: at its first sample's place until its first move (the tracker logs a
-    ball only once it moves; the move starts one sample interval before its second sample), then joined by
-    straight lines between samples; held before the first and after the last."""
+    """A ball's (x, y) at each time of ``t``: at its first sample's place until its first move, then joined by
+    straight lines between samples; held before the first and after the last.
+
+    The tracker logs a resting ball again only once it has moved, so its second sample comes some way into the
+    move (tens of ms after a thin kiss): the move's start is where the speed of its first two moving samples,
+    run back from the second sample, reaches the resting place."""
     ts, xy = samples[:, 0].copy(), samples[:, 1:]
-    if len(ts) > 2 and ts[1] - ts[0] > REST_GAP_S:
-        ts[0] = ts[1] - min(ts[2] - ts[1], REST_GAP_S)  # the rest lasts until the move begins
+    if len(ts) > 2:
+        speed = np.linalg.norm(xy[2] - xy[1]) / max(ts[2] - ts[1], 1e-6)
+        lead = np.linalg.norm(xy[1] - xy[0]) / max(speed, 1e-6)
+        ts[0] = ts[1] - float(np.clip(lead, 1e-3, ts[1] - ts[0]))  # at rest until the move begins
     k = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(ts) - 1)  # the sample at or before each time
     nxt = np.minimum(k + 1, len(ts) - 1)
     span = ts[nxt] - ts[k]

@@ -2,8 +2,8 @@
 stages: shot segmentation, events and the referee, against what the match itself says (a player goes on while he
 scores).
 
-The thresholds are what ``python -m bench.bench_real_paths --shots 40`` measured on the first 40 shots, less a
-margin: events that fired on one frame's proximity, cushions misplaced by a radius, or a segmenter that split
+The thresholds are what ``python -m bench.bench_real_paths`` measured over the whole match (168 of 182 shots
+closed as one Shot, 148 of 159 verdicts as the match went), less a margin: events that fired on one frame's proximity, cushions misplaced by a radius, or a segmenter that split
 shots at every slow roll fail them. Skipped, saying why, when the data is absent.
 """
 
@@ -37,15 +37,16 @@ def test_the_match_data_is_read_as_the_tracker_wrote_it(match) -> None:
     assert 20 < sum(truth.values()) < 100  # a real match: points, and more misses
 
 
-def test_first_forty_real_shots_give_one_shot_each_and_the_matchs_verdicts(match) -> None:
+def test_the_real_match_gives_one_shot_each_and_the_matchs_own_verdicts(match) -> None:
     shots, truth = match
-    sc = score(shots[:40], truth, preset("carom_match"))
-    assert sc.one_shot >= 36
-    assert sc.right_ball >= sc.one_shot - 2
-    assert sc.judged >= 30 and sc.agree >= 0.9 * sc.judged
+    sc = score(shots, truth, preset("carom_match"))
+    assert sc.one_shot >= 160
+    assert sc.right_ball >= sc.one_shot - 3
+    assert sc.judged >= 150 and sc.points >= 25 and sc.agree >= 0.9 * sc.judged
     # Contacts sit where the geometry says: two centres 2R apart, a centre R from the nose.
-    assert abs(statistics.median(sc.pair_mm)) < 5.0 and abs(statistics.median(sc.cushion_mm)) < 3.0
-    assert 2 <= statistics.median(sc.cue_cushions) <= 6
+    assert abs(statistics.median(sc.pair_mm)) < 4.0 and abs(statistics.median(sc.cushion_mm)) < 2.0
+    assert np.percentile(np.abs(sc.pair_mm), 90) < 12.0
+    assert 3 <= statistics.median(sc.cue_cushions) <= 5
 
 
 def test_a_ball_holds_its_place_until_its_first_move_then_follows_its_samples() -> None:
