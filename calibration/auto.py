@@ -19,7 +19,7 @@ from calibration.markings import diamond_residuals, find_diamonds, find_markings
 from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
                              refine_pose, table_corners)
 from calibration.table_finder import (TableNotFound, TableOutline, find_outline, fit_side_lines, hidden_nose,
-                                      intersect)
+                                      intersect, noses_along)
 from rules.tables import TableSpec
 
 
@@ -93,6 +93,69 @@ def _choose_long_axis(edges, corners_ideal, table: TableSpec, k: np.ndarray, f_p
         e = [e[2], e[3], e[0], e[1]]
         kn = [kn[2], kn[3], kn[0], kn[1]]
     return tuple(e), rolled, tuple(kn)
+
+
+JAW_CLEARANCE_BALLS = 1.25  # past a pocket's jaw point the nose is straight again after this many ball diameters
+
+
+def nose_stretches(table: TableSpec) -> list[list[tuple[float, float]]]:
+    """Per cushion (table order), the stretches of its nose line (mm along it from its first corner) that are
+    straight: clear of every pocket's curved jaws by ``JAW_CLEARANCE_BALLS`` ball diameters (the jaw points'
+    distance from the pocket, on that cushion, plus that much; on a table without pockets that much from each
+    corner). Measured on the Pi's fisheye still of a full-size snooker table, its noses leave their line some
+    100 mm from a corner pocket and 110 mm from a middle one's centre: these give 127 and 113 mm."""
+    corners = np.array([[0.0, 0.0], [table.width, 0.0], [table.width, table.length], [0.0, table.length]])
+    clear = JAW_CLEARANCE_BALLS * table.ball_diameter
+    out = []
+    for i in range(4):
+        a, b = corners[i], corners[(i + 1) % 4]
+        n = float(np.linalg.norm(b - a))
+        d = (b - a) / n
+        cuts = [(-1.0, clear), (n - clear, n + 1.0)]  # the corners themselves, pocket or not
+        for p in table.pockets:
+            drop = np.asarray(p.drop, dtype=float)
+            s_drop = float((drop - a) @ d)
+            if abs(float((drop - a) @ np.array([-d[1], d[0]]))) > 1.0 or not -1.0 <= s_drop <= n + 1.0:
+                continue  # not on this cushion's line
+            jaws = [float((np.asarray(j) - a) @ d) for j in p.jaws
+                    if abs(float((np.asarray(j) - a) @ np.array([-d[1], d[0]]))) < 1.0]
+            reach = max((abs(j - s_drop) for j in jaws), default=0.0) + clear
+            cuts.append((s_drop - reach, s_drop + reach))
+        cuts.sort()
+        spans, at = [], 0.0
+        for lo, hi in cuts:
+            if lo > at:
+                spans.append((at, min(lo, n)))
+            at = max(at, hi)
+        out.append([(lo, hi) for lo, hi in spans if hi - lo > 2 * table.ball_diameter])
+    return out
+
+
+def _noses_to_the_pockets(image: np.ndarray, outline: TableOutline, cam: CameraModel, table: TableSpec, hn: float,
+                          kinds: tuple[str, ...], offs: list[float]) -> tuple[np.ndarray, ...] | None:
+    """The cushion noses measured along ``cam``'s image of each nose line over its straight stretches
+    (``nose_stretches``), a point every 2 px or so; None unless every cushion's nose is found that way (a cushion
+    seen from behind, or a finder edge that is not a nose, keeps the finder's points: then all do)."""
+    if any(k != "nose" for k in kinds) or any(offs):
+        return None
+    corners = np.array([[0.0, 0.0], [table.width, 0.0], [table.width, table.length], [0.0, table.length]])
+    outward = np.array([[0.0, -1.0], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    guides, normals = [], []
+    for i, spans in enumerate(nose_stretches(table)):
+        a, b = corners[i], corners[(i + 1) % 4]
+        d = (b - a) / np.linalg.norm(b - a)
+        ppm = float(cam.pixels_per_mm(np.asarray(_side_middle(table, i)), hn))
+        s = np.concatenate([np.arange(lo, hi, 2.0 / max(ppm, 1e-3)) for lo, hi in spans]) if spans else np.zeros(0)
+        xy = a + s[:, None] * d
+        p = cam.table_to_image(xy, hn)
+        q = cam.table_to_image(xy + outward[i], hn)
+        nrm = q - p
+        guides.append(p)
+        normals.append(nrm / np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-12))
+    found = noses_along(image, outline, guides, normals)
+    if any(f is None or len(f) < 20 for f in found):
+        return None
+    return tuple(found)  # type: ignore[arg-type]
 
 
 def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | None = None,
@@ -180,6 +243,13 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
         theta = np.arctan(np.linalg.norm(fit.camera.undistort(np.concatenate(edges)), axis=-1))
         start = pinhole_to_fisheye(fit.camera, 1.15 * float(theta.max()))
         fit = refine_fisheye(start, table, edges, f_prior, focal_sigma, ez, offs, markings)
+        # The finder's nose points stop well short of the corners (7 % of each side: 230 px on the Pi's 3280 px
+        # stills), and past them the corner is the lens model's extrapolation, 2-4 px astray into a pocket. Guided
+        # by this fit, the noses are measured again out to where each pocket's jaw starts to curve, and fitted again.
+        longer = _noses_to_the_pockets(image, outline, fit.camera, table, hn, kinds, offs)
+        if longer is not None:
+            edges = longer
+            fit = refine_fisheye(fit.camera, table, edges, f_prior, focal_sigma, ez, offs, markings)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
     _check_corners_in_view(corners, size)

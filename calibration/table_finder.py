@@ -470,12 +470,7 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     sh, sw = filled.shape
     on_border = (contour[:, 0] <= 1) | (contour[:, 1] <= 1) | (contour[:, 0] >= sw - 2) | (contour[:, 1] >= sh - 2)
     contour = contour * scale + (scale - 1) / 2
-    # Full-resolution "distance from the cloth colour" for the profiles (lightness counted half).
-    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
-    diff = lab - _local_cloth(lab, filled)
-    score = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
-    clipped = np.minimum(score, 60.0)
-    grads = _gradients(clipped)
+    lab, clipped, grads = _cloth_distance(img, filled)
     light = np.ascontiguousarray(lab[..., 0])
     lgrads = _gradients(light)
     hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV).astype(np.float32)
@@ -539,6 +534,40 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     if any(len(e) < 10 for e in edges):
         raise _edge_not_found(leak_edge)
     return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h), tuple(kinds))
+
+
+def _cloth_distance(img: np.ndarray, filled: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Full-resolution "distance from the cloth colour" for the profiles (lightness counted half, clipped), with
+    the Lab picture it came from and its gradients."""
+    lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
+    diff = lab - _local_cloth(lab, filled)
+    score = np.sqrt(0.25 * diff[..., 0] ** 2 + diff[..., 1] ** 2 + diff[..., 2] ** 2)
+    clipped = np.minimum(score, 60.0)
+    return lab, clipped, _gradients(clipped)
+
+
+def noses_along(image: np.ndarray, outline: TableOutline, guides: Sequence[np.ndarray],
+                normals: Sequence[np.ndarray], half: float = 3.0) -> list[np.ndarray | None]:
+    """Each nose re-measured along a guide curve (its image as a fitted camera predicts it, outward ``normals``):
+    the edge of ``find_outline``'s noses (the dark band under the nose meeting the lit cushion top) within ``half``
+    px of the guide, here as the rise of the lightness alone: a JPEG keeps its colour at half the resolution, and
+    the colour distance's edge wanders by up to a pixel along a nose (chroma blur and siting), which the corner,
+    extrapolated into a pocket, multiplies. Points with no clear edge there are dropped; a cushion is None when
+    fewer than 70 % of its points keep an edge (not that kind of nose, or the guide is off), and the caller keeps
+    what it had."""
+    light = np.ascontiguousarray(cv2.cvtColor(_to_bgr(image), cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32))
+    grads = _gradients(light)
+    out: list[np.ndarray | None] = []
+    for base, nrm in zip(guides, normals):
+        base = np.asarray(base, dtype=np.float64)
+        nrm = np.asarray(nrm, dtype=np.float64)
+        if len(base) < 10:
+            out.append(None)
+            continue
+        e, g = _profile_edges(grads, base, nrm, half, sign=1.0)
+        keep = (g > 2.0) & (np.linalg.norm(e - base, axis=1) < half - 0.5)
+        out.append(e[keep] if keep.mean() >= 0.7 else None)
+    return out
 
 
 def _edge_not_found(leak_edge: str | None,
