@@ -8,12 +8,13 @@ path: four corners clicked by hand, the lens from the prior.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from calibration.camera import CameraModel
-from calibration.distortion import (UNTOLD_BARREL_K1, UNTOLD_WIDE, LensPrior, distort_points, lens_prior,
-                                    pinhole_to_fisheye, plumb_line, refine_fisheye, undistort_points)
+from calibration.distortion import (UNTOLD_BARREL_K1, UNTOLD_WIDE, LensPrior, distort_points, lens_model_of,
+                                    lens_prior, pinhole_to_fisheye, plumb_line, refine_fisheye, undistort_points)
 from calibration.file import Calibration
 from calibration.markings import diamond_residuals, find_diamonds, find_markings
 from calibration.pose import (MarkingObservation, PoseFit, focal_from_rectangle, initial_pose, nose_height_mm,
@@ -162,7 +163,9 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
                    intrinsics: tuple[np.ndarray, np.ndarray] | None = None, use_markings: bool = True,
                    outline: TableOutline | None = None) -> ViewCalibration:
     """Calibrate from a view of the table (BGR). ``intrinsics`` (camera matrix, distortion) from a chessboard fixes
-    the lens; otherwise the plumb-line fit and the pose fit find it, starting from the ``lens`` prior."""
+    the lens: five coefficients (k1, k2, p1, p2, k3) for the pinhole model, four (k1..k4) for the fisheye one
+    (``cv2.fisheye.calibrate``'s, as ``CameraModel`` names them); otherwise the plumb-line fit and the pose fit find
+    it, starting from the ``lens`` prior."""
     h, w = image.shape[:2]
     size = (w, h)
     prior = lens if isinstance(lens, LensPrior) else lens_prior(lens)
@@ -174,6 +177,7 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
         k = np.asarray(intrinsics[0], dtype=float)
         dist = np.asarray(intrinsics[1], dtype=float).ravel()
         focal_sigma, fit_lens = 1e-4, False
+        model = lens_model_of(dist)
     else:
         k = prior.camera_matrix(size)
         pl = plumb_line(edges, size, k, k_init=(prior.k1, prior.k2), k_sigma=(prior.k1_sigma, prior.k2_sigma))
@@ -188,6 +192,7 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
                     pl = alt
         dist = pl.dist_coeffs
         focal_sigma, fit_lens = prior.focal_sigma, True
+        model = "pinhole"  # for now: a fisheye prior's equidistant fit follows the pinhole one, below
     f_prior = float(k[0, 0])
     corners_ideal = _lines_corners(edges, size, k, dist)
     edges, corners_ideal, kinds = _choose_long_axis(edges, corners_ideal, table, k, f_prior, kinds)
@@ -204,13 +209,25 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
     corners_px = distort_points(size, k, dist, corners_ideal)
     hn = nose_height_mm(table)
     ez = [hn if kind == "nose" else 0.0 for kind in kinds]
-    rvec, tvec = initial_pose(corners_px, table, k, dist, float(np.mean(ez)))
-    cam0 = CameraModel(size, k, dist, rvec, tvec)
+    if model == "fisheye":  # OpenCV's pose solvers know the pinhole model only: they take the ideal corners
+        rvec, tvec = initial_pose(corners_ideal, table, k, np.zeros(5), float(np.mean(ez)))
+    else:
+        rvec, tvec = initial_pose(corners_px, table, k, dist, float(np.mean(ez)))
+    cam0 = CameraModel(size, k, dist, rvec, tvec, model)
     kp = (prior.k1, prior.k2, prior.k1_sigma, prior.k2_sigma) if fit_lens else None
     # A fisheye: k3 and the principal point join the fit (not an untold lens, whose distortion is merely free).
     wide = fit_lens and prior.model == "fisheye"
-    fit = refine_pose(cam0, table, edges, f_prior, focal_sigma, fit_focal=fit_lens, fit_distortion=fit_lens,
-                      k_prior=kp, edge_z=ez, fit_wide_lens=wide)
+
+    def refit(camera: CameraModel, edge_offset: Sequence[float] = (0.0,) * 4,
+              found: Sequence[MarkingObservation] = (), iters: int = 25) -> PoseFit:
+        if model == "fisheye":  # fisheye intrinsics: the pose alone, through the given lens
+            return refine_fisheye(camera, table, edges, f_prior, focal_sigma, ez, edge_offset, found,
+                                  fit_lens=False)
+        return refine_pose(camera, table, edges, f_prior, focal_sigma, markings=found, fit_focal=fit_lens,
+                           fit_distortion=fit_lens, iters=iters, k_prior=kp, edge_z=ez, edge_offset=edge_offset,
+                           fit_wide_lens=wide)
+
+    fit = refit(cam0)
     # A cushion seen from behind (the camera beyond its line, a photo from the end of the table) hides its nose: the
     # edge without a dark band is then the outer edge of its top, where the rail starts.
     offs = [0.0] * 4
@@ -228,28 +245,27 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
                 offs[i], ez[i] = CUSHION_TOP_WIDTH_MM, hn
     edges = tuple(edges)
     if any(behind):
-        fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, fit_focal=fit_lens,
-                          fit_distortion=fit_lens, k_prior=kp, edge_z=ez, edge_offset=offs, fit_wide_lens=wide)
+        fit = refit(fit.camera, offs)
     markings: tuple[MarkingObservation, ...] = ()
     if use_markings:
         markings = tuple(find_markings(image, fit.camera, table, outline.cloth))
         if len(markings) >= 2:
-            fit = refine_pose(fit.camera, table, edges, f_prior, focal_sigma, markings=markings,
-                              fit_focal=fit_lens, fit_distortion=fit_lens, iters=10, k_prior=kp, edge_z=ez,
-                              edge_offset=offs, fit_wide_lens=wide)
+            fit = refit(fit.camera, offs, markings, iters=10)
     if fit_lens and prior.model == "fisheye":
         # The pinhole fit has placed the table; the equidistant model, started from it, follows the lens out to the
         # corner pockets, past the last nose points, where the pinhole polynomial bends away.
         theta = np.arctan(np.linalg.norm(fit.camera.undistort(np.concatenate(edges)), axis=-1))
         start = pinhole_to_fisheye(fit.camera, 1.15 * float(theta.max()))
         fit = refine_fisheye(start, table, edges, f_prior, focal_sigma, ez, offs, markings)
+    if fit.camera.lens_model == "fisheye":
         # The finder's nose points stop well short of the corners (7 % of each side: 230 px on the Pi's 3280 px
-        # stills), and past them the corner is the lens model's extrapolation, 2-4 px astray into a pocket. Guided
+        # stills), and past them the corner is the lens model's extrapolation, 2-3 px astray in a pocket. Guided
         # by this fit, the noses are measured again out to where each pocket's jaw starts to curve, and fitted again.
         longer = _noses_to_the_pockets(image, outline, fit.camera, table, hn, kinds, offs)
         if longer is not None:
             edges = longer
-            fit = refine_fisheye(fit.camera, table, edges, f_prior, focal_sigma, ez, offs, markings)
+            fit = refine_fisheye(fit.camera, table, edges, f_prior, focal_sigma, ez, offs, markings,
+                                 fit_lens=fit_lens)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
     _check_corners_in_view(corners, size)
@@ -286,8 +302,12 @@ def calibrate_from_corners(corners_px: np.ndarray, image_size: tuple[int, int], 
                 k = k.copy()
                 k[0, 0] = k[1, 1] = f_h
     hn = nose_height_mm(table)
-    rvec, tvec = initial_pose(corners_px, table, k, dist, hn)
-    cam = CameraModel(image_size, k, dist, rvec, tvec)
+    model = lens_model_of(dist)
+    if model == "fisheye":  # OpenCV's pose solvers know the pinhole model only: they take the ideal corners
+        rvec, tvec = initial_pose(undistort_points(image_size, k, dist, corners_px), table, k, np.zeros(5), hn)
+    else:
+        rvec, tvec = initial_pose(corners_px, table, k, dist, hn)
+    cam = CameraModel(image_size, k, dist, rvec, tvec, model)
     back = cam.table_to_image(table_corners(table)[:, :2], hn)
     rms = float(np.sqrt(np.mean(np.sum((back - corners_px) ** 2, axis=1))))
     return Calibration(cam, table, corners_px, {"reprojection_px": round(rms, 4), "manual_corners": 1})

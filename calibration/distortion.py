@@ -19,7 +19,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from calibration.camera import CameraModel
+from calibration.camera import LENS_MODELS, CameraModel
 from calibration.pose import MarkingObservation, PoseFit
 from rules.tables import TableSpec
 
@@ -74,8 +74,19 @@ def lens_prior(name: str | None) -> LensPrior:
         raise ValueError(f"unknown lens {name!r} (known: {', '.join(sorted(LENSES))})") from None
 
 
-def _intrinsic_model(image_size: tuple[int, int], k: np.ndarray, dist: Sequence[float]) -> CameraModel:
-    return CameraModel(image_size, k, np.asarray(dist, dtype=float), np.zeros(3), np.array([0.0, 0.0, 1000.0]))
+def lens_model_of(dist: Sequence[float]) -> str:
+    """The lens model whose coefficients these are: five (k1, k2, p1, p2, k3) pinhole, four (k1..k4) fisheye."""
+    n = int(np.asarray(dist).size)
+    for name, count in LENS_MODELS.items():
+        if n == count:
+            return name
+    raise ValueError(f"{n} distortion coefficients: neither the pinhole model's 5 nor the fisheye model's 4")
+
+
+def _intrinsic_model(image_size: tuple[int, int], k: np.ndarray, dist: Sequence[float],
+                     tvec: Sequence[float] = (0.0, 0.0, 1000.0)) -> CameraModel:
+    d = np.asarray(dist, dtype=float).ravel()
+    return CameraModel(image_size, k, d, np.zeros(3), np.asarray(tvec, dtype=float), lens_model_of(d))
 
 
 def undistort_points(image_size: tuple[int, int], k: np.ndarray, dist: Sequence[float], px: np.ndarray) -> np.ndarray:
@@ -85,8 +96,11 @@ def undistort_points(image_size: tuple[int, int], k: np.ndarray, dist: Sequence[
 
 
 def distort_points(image_size: tuple[int, int], k: np.ndarray, dist: Sequence[float], ideal: np.ndarray) -> np.ndarray:
+    """Ideal (undistorted) pixels (n, 2) of the camera matrix ``k`` to distorted ones, through either lens model."""
     kinv = np.linalg.inv(k)
     p = np.concatenate([ideal, np.ones((len(ideal), 1))], axis=1) @ kinv.T
+    if lens_model_of(dist) == "fisheye":
+        return _intrinsic_model(image_size, k, dist, (0.0, 0.0, 0.0)).project(p)
     px, _ = cv2.projectPoints(p.reshape(-1, 1, 3), np.zeros(3), np.zeros(3), k, np.asarray(dist, dtype=float))
     return px.reshape(-1, 2)
 
@@ -271,12 +285,13 @@ def _lm_step(residuals, x: np.ndarray, lam: float) -> tuple[np.ndarray, float, b
 def refine_fisheye(camera: CameraModel, table: TableSpec, edge_points: Sequence[np.ndarray], focal_prior: float,
                    focal_sigma: float, edge_z: Sequence[float], edge_offset: Sequence[float] = (0.0,) * 4,
                    markings: Sequence[MarkingObservation] = (), sigma_px: float = 0.2, k_sigma: float = 0.5,
-                   iters: int = 30) -> PoseFit:
+                   iters: int = 30, fit_lens: bool = True) -> PoseFit:
     """The pose, focal length, principal point and k1..k4 of an equidistant camera from the cushion edge points
     (each must map onto its cushion's line at its height) and the markings found, as ``calibration.pose.refine_pose``
     does for the pinhole model: Levenberg-Marquardt with Tukey weights, the focal length held by the lens prior,
     the principal point by 2 % of the picture, k1..k4 loosely near zero (``k_sigma``: an equidistant lens needs
-    only small terms, and loose ones would wiggle past the last edge point into the corners)."""
+    only small terms, and loose ones would wiggle past the last edge point into the corners). ``fit_lens=False``
+    fits the pose alone, the lens as ``camera`` has it (fisheye intrinsics from a chessboard)."""
     if camera.lens_model != "fisheye":
         raise ValueError("refine_fisheye needs a fisheye camera (see pinhole_to_fisheye)")
     f0 = camera.focal
@@ -326,20 +341,31 @@ def refine_fisheye(camera: CameraModel, table: TableSpec, edge_points: Sequence[
         return np.concatenate(out)
 
     x = np.concatenate([camera.rvec, camera.tvec, [0.0], camera.dist_coeffs, [0.0, 0.0]])
+    # Without ``fit_lens`` the parameters are the pose alone, the lens as given.
+    fixed = x[6:].copy()
+    n_free = len(x) if fit_lens else 6
+
+    def full(xf: np.ndarray) -> np.ndarray:
+        return xf if fit_lens else np.concatenate([xf, fixed])
+
+    def fit_residuals(xf: np.ndarray) -> np.ndarray:
+        return residuals(full(xf))
+
+    x = x[:n_free]
     lam = 1e-3
     # Converge on every point first, then reweight (Tukey) and converge again, three times: weights taken far from
     # the solution would drop good points and lock the fit into a wrong valley.
     for phase, budget in enumerate((iters // 2, iters // 6, iters // 6, iters // 6)):
         if phase:
-            r = edge_res(cam_of(x))
+            r = edge_res(cam_of(full(x)))
             s = max(1.4826 * np.median(np.abs(r)), 0.05)
             u = r / (4.685 * s)
             weights = np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0) + 1e-9
         for _ in range(budget):
-            x, lam, moved = _lm_step(residuals, x, lam)
+            x, lam, moved = _lm_step(fit_residuals, x, lam)
             if not moved:
                 break
-    cam = cam_of(x)
+    cam = cam_of(full(x))
     r = edge_res(cam)
     inl = weights > 0.01
     mres = np.linalg.norm(cam.image_to_table(mk_px, mk_z) - mk_xy, axis=1) if len(mk_px) else np.zeros(0)

@@ -45,7 +45,8 @@ def add_calibrate_parser(subparsers: "argparse._SubParsersAction") -> argparse.A
     p.add_argument("--lens", default=None, choices=sorted(LENSES),
                    help="the camera's lens, a starting point for the lens fit (default: unknown)")
     p.add_argument("--intrinsics", default=None,
-                   help="a calibration file whose camera_matrix and dist_coeffs (from a chessboard) fix the lens")
+                   help="a file whose camera_matrix and dist_coeffs (from a chessboard) fix the lens: 5 pinhole "
+                        "coefficients, or 4 with \"lens_model\": \"fisheye\" (cv2.fisheye.calibrate's)")
     p.add_argument("--corners", default=None, metavar="x1,y1,...,x4,y4",
                    help="the four cushion-nose corners by hand: bottom-left, bottom-right, top-right, top-left")
     p.add_argument("--overlay", default=None, help="write a picture of what was found (PNG or JPEG)")
@@ -188,19 +189,36 @@ def _parse_corners(text: str) -> np.ndarray:
     return np.array(vals).reshape(4, 2)
 
 
-def _intrinsics(path: str | None):
+def _intrinsics(path: str | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The camera matrix and distortion of an intrinsics file (a calibration file, or any JSON object with
+    ``camera_matrix`` and ``dist_coeffs``): five coefficients for the pinhole model, or four with
+    ``"lens_model": "fisheye"`` (``cv2.fisheye.calibrate``'s k1..k4, as a calibration file's ``lens_model`` says)."""
     if path is None:
         return None
+    want = 'camera_matrix (3x3) and dist_coeffs (5 numbers, or 4 with "lens_model": "fisheye")'
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError
+        model = data.get("lens_model", "pinhole")
         k = np.asarray(data["camera_matrix"], dtype=float)
         d = np.asarray(data["dist_coeffs"], dtype=float).ravel()
-        if k.shape != (3, 3) or d.shape != (5,) or not (np.isfinite(k).all() and np.isfinite(d).all()):
-            raise ValueError
     except FileNotFoundError:
         raise CalibrateError(f"--intrinsics {path}: no such file") from None
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise CalibrateError(f"--intrinsics {path}: needs camera_matrix (3x3) and dist_coeffs (5 numbers)") from None
+        raise CalibrateError(f"--intrinsics {path}: needs {want}") from None
+    if model not in ("pinhole", "fisheye"):
+        raise CalibrateError(f"--intrinsics {path}: lens_model must be \"pinhole\" or \"fisheye\", got {model!r}")
+    count = 4 if model == "fisheye" else 5
+    if d.shape != (count,):
+        hint = ' (four are the fisheye model\'s: say "lens_model": "fisheye")' if model == "pinhole" and d.size == 4 \
+            else ""
+        raise CalibrateError(f"--intrinsics {path}: the {model} model's dist_coeffs are {count} numbers, "
+                             f"got {d.size}{hint}")
+    if k.shape != (3, 3) or not (np.isfinite(k).all() and np.isfinite(d).all()) or not (k[0, 0] > 0 and k[1, 1] > 0):
+        raise CalibrateError(f"--intrinsics {path}: needs {want}")
+    if model == "fisheye" and not np.all(np.abs(d) < 10):
+        raise CalibrateError(f"--intrinsics {path}: the fisheye model's k1..k4 must be small numbers (|k| < 10)")
     return k, d
 
 

@@ -119,3 +119,76 @@ def test_arbitro_calibrate_runs_as_a_command(view, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "device", "calibrate", str(tmp_path / "none.png"), "--out",
                           str(out)], capture_output=True, text=True, cwd=root, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no such file" in bad.stderr
+
+
+def _fisheye_view_and_intrinsics(tmp_path):
+    """A rendered wide view of a snooker table through an equidistant lens, and that lens's intrinsics file as
+    ``cv2.fisheye.calibrate`` gives it from synthetic chessboard views (the board's corners projected by the same
+    lens, with 0.1 px of noise)."""
+    from bench.calibration_views import Scene, render
+
+    table = preset("snooker_full")
+    cam = CameraModel.overhead(table, (960, 720), height_mm=1400, tilt_deg=3, focal_px=420,
+                               dist=(-0.04, -0.01, 0.005, 0.0), lens_model="fisheye").moved((0, 0, 0.01))
+    path = tmp_path / "fisheye.png"
+    cv2.imwrite(str(path), render(cam, Scene(table), seed=4))
+    board = np.zeros((9 * 6, 3))
+    board[:, :2] = np.mgrid[0:9, 0:6].T.reshape(-1, 2) * 60.0
+    rng = np.random.default_rng(3)
+    obj, img = [], []
+    for _ in range(20):  # the board held at random places and angles under the camera
+        rvec = rng.uniform(-0.5, 0.5, 3)
+        tvec = np.array([rng.uniform(-500, 200), rng.uniform(-400, 100), rng.uniform(500, 900)])
+        view = CameraModel(cam.image_size, cam.camera_matrix, cam.dist_coeffs, rvec, tvec, "fisheye")
+        px = view.project(board) + rng.normal(0, 0.1, (len(board), 2))
+        if (px < 0).any() or (px >= (960, 720)).any():
+            continue
+        obj.append(board.reshape(1, -1, 3))  # cv2.fisheye wants 1 x N x 3 (N x 1 x 3 fails its size check)
+        img.append(px.reshape(1, -1, 2))
+    ns = cv2.fisheye if hasattr(cv2.fisheye, "CALIB_FIX_SKEW") else cv2  # OpenCV 4 names them there, 5 here
+    flags = ns.CALIB_RECOMPUTE_EXTRINSIC | ns.CALIB_FIX_SKEW
+    rms, k, d, _, _ = cv2.fisheye.calibrate(obj, img, (960, 720), None, None, flags=flags)
+    assert len(obj) >= 5 and rms < 0.3
+    intr = tmp_path / "lens.json"
+    intr.write_text(json.dumps({"camera_matrix": k.tolist(), "dist_coeffs": d.ravel().tolist(),
+                                "lens_model": "fisheye"}))
+    return cam, path, intr, d.ravel()
+
+
+def test_fisheye_intrinsics_from_a_chessboard_fix_the_lens(tmp_path, capsys):
+    cam, path, intr, d = _fisheye_view_and_intrinsics(tmp_path)
+    out_file = tmp_path / "f.calib.json"
+    code, out, err = _run([str(path), "--out", str(out_file), "--intrinsics", str(intr), "--table", "snooker_full"],
+                          capsys)
+    assert code == 0, err
+    calib = read_calibration(out_file)
+    assert calib.camera.lens_model == "fisheye" and np.allclose(calib.camera.dist_coeffs, d)
+    table = preset("snooker_full")
+    true = cam.project(table_corners(table, nose_height_mm(table)))
+    assert np.linalg.norm(calib.corners_px - true, axis=1).max() < 0.6
+    # The corners by hand through the same lens: the pose from the ideal corners.
+    text = ",".join(f"{v:.2f}" for v in true.ravel())
+    code, out, err = _run([str(path), "--out", str(tmp_path / "m.calib.json"), "--corners", text, "--intrinsics",
+                           str(intr), "--table", "snooker_full"], capsys)
+    assert code == 0, err
+    manual = read_calibration(tmp_path / "m.calib.json")
+    assert manual.camera.lens_model == "fisheye" and manual.quality["reprojection_px"] < 0.3
+
+
+@pytest.mark.parametrize("content, says", [
+    ({"camera_matrix": [[400, 0, 480], [0, 400, 360], [0, 0, 1]], "dist_coeffs": [-0.04, -0.01, 0.005, 0.0]},
+     'say "lens_model": "fisheye"'),
+    ({"camera_matrix": [[400, 0, 480], [0, 400, 360], [0, 0, 1]], "dist_coeffs": [0, 0, 0, 0, 0],
+      "lens_model": "fisheye"}, "the fisheye model's dist_coeffs are 4 numbers, got 5"),
+    ({"camera_matrix": [[400, 0, 480], [0, 400, 360], [0, 0, 1]], "dist_coeffs": [0, 0, 0, 0],
+      "lens_model": "kannala"}, "lens_model must be"),
+    ({"camera_matrix": [[400, 0, 480], [0, 400, 360]], "dist_coeffs": [0, 0, 0, 0], "lens_model": "fisheye"},
+     "camera_matrix (3x3)"),
+    ([1, 2, 3], "camera_matrix (3x3)"),
+])
+def test_a_wrong_intrinsics_file_is_one_line(view, tmp_path, capsys, content, says):
+    _, path = view
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(content))
+    code, out, err = _run([str(path), "--out", str(tmp_path / "x.calib.json"), "--intrinsics", str(bad)], capsys)
+    assert code == 2 and says in err and err.count("\n") == 1 and out == "", err
