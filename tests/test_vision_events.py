@@ -281,3 +281,44 @@ def test_a_ball_struck_away_from_the_cushion_it_rests_by_meets_no_cushion():
     others = [straight_path(t, (300.0, 400.0), (0.0, 0.0)), straight_path(t, (700.0, 1000.0), (0.0, 0.0))]
     ev = find_events(Paths(("spot", "white", "red"), t, np.stack([cue] + others)), CAROM)
     assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot")]
+
+
+def test_a_full_hit_a_frame_after_the_strike_is_found_and_the_stopped_striker_was_struck():
+    """The spot white rests 40 mm short of the red and is struck straight at it: it meets the red 1.6 frames
+    later and stops dead (a stun shot). The fit before the contact has only that frame and a half of motion; the
+    resting frames before the strike would drag it (the contact was missed, the white's sudden stop read as a
+    hand putting it down: touched, and the red taken for the struck ball)."""
+    r2 = 2 * CAROM.ball_radius
+    layout = {"spot": (500.0, 500.0), "red": (500.0, 500.0 + r2 + 40.0), "white": (1200.0, 2600.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (0.0, 1500.0)}, 1.5, noise_mm=0.3, step=1e-4, t_strike=0.5)
+    found = find_events(paths, CAROM).events
+    errors, misses, extras = match_events(found, truth)
+    assert misses == 0 and extras == 0, (found, truth)
+    assert [(e.type, e.ball) for e in found if e.type in (EventType.STRIKE, EventType.TOUCHED)] == \
+        [(EventType.STRIKE, "spot")]
+
+
+def test_a_ball_hit_into_the_cushion_it_rests_by_meets_it():
+    """The red rests 25 mm off the right cushion and is hit towards it: it meets the cushion a frame after it
+    set off. Its incoming fit is its resting point at the contact and that one frame (a fit over the resting
+    frames saw no approach), and it comes off the cushion along the mirrored line, not one through its resting
+    point (what tells it from a ball struck away from a cushion it rests by)."""
+    r = CAROM.ball_radius
+    red = (CAROM.width - r - 25.0, 1400.0)
+    layout = {"spot": (red[0] - 300.0, red[1] - 300.0), "red": red, "white": (300.0, 2600.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (1200.0, 1200.0)}, 1.5, noise_mm=0.3, step=1e-4)
+    assert [w for _, kind, w in truth if kind == "cushion"][0] == ("red", "right")
+    errors, misses, extras = match_events(find_events(paths, CAROM).events, truth)
+    assert misses == 0 and extras == 0
+
+
+def test_one_misread_frame_as_a_rolling_ball_stops_does_not_make_it_carried():
+    """A struck ball rolling to a stop, read 4 mm off in one frame just before it is still (a blob at a corner):
+    one 250 mm/s "step" is not a hand's pace over the last frames; it is still the strike."""
+    t = np.arange(0, 4.0, 1 / 60)
+    cue = rolling_path(t, (300.0, 400.0), (0.0, 600.0), 0.5)
+    k = int(np.searchsorted(t, 0.5 + 2.0)) - 2  # two frames before it stops
+    cue[k] += (0.0, 4.0)
+    still = [straight_path(t, (1100.0, 500.0), (0.0, 0.0)), straight_path(t, (710.0, 2130.0), (0.0, 0.0))]
+    ev = find_events(Paths(("spot", "white", "red"), t, np.stack([cue] + still)), CAROM)
+    assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot")]

@@ -82,6 +82,9 @@ class _Finder:
         self.dt = paths.frame_dt
         self.potted: dict[int, Event] = {}
         self._clear_t: dict[tuple[str, float], float] = {}  # onset -> when the ball was first well clear of rest
+        # Each ball's starts from rest: (onset time, first frame off the resting point, the resting point). A fit
+        # must not reach back over a start (the resting frames are not on the line the ball then runs along).
+        self._starts: dict[int, list[tuple[float, int, np.ndarray]]] = {}
         self.p = self._into_pockets(paths)
         self.strikers = strikers
         self.pins = pins
@@ -91,15 +94,18 @@ class _Finder:
     # --- the whole shot -----------------------------------------------------------------------------------------
 
     def run(self) -> ShotEvents:
+        onsets = self.onsets()  # first: the contacts' fits start where a ball set off
         contacts = self.ball_ball() + self.cushions()
         gone, hidden = self.vanished()
-        onsets = self.onsets()
         events: list[Event] = list(contacts) + list(gone) + self.pin_downs()
         strike_t = None
         struck = None
         moving_at: dict[float, tuple[str, ...]] = {}
+        set_off: dict[str, list[float]] = {}
+        for t, ball in onsets:
+            set_off.setdefault(ball, []).append(t)
         for t, ball in sorted(onsets):
-            if self._explained(ball, t, contacts):
+            if self._explained(ball, t, contacts, set_off):
                 continue
             if self._carried(ball, t, contacts):
                 events.append(Event(t, EventType.TOUCHED, ball=ball))
@@ -137,18 +143,31 @@ class _Finder:
         kr = self._next_rest(b, k0)
         if kr >= len(t) or kr < 3:
             return False
-        steps = np.linalg.norm(np.diff(xy[kr - 3:kr + 1], axis=0), axis=1) / np.diff(t[kr - 3:kr + 1])
-        if not np.nanmax(steps, initial=0.0) > self.c.carried_mm_s:
+        # The way made good over the last three (and four) frames, not the largest step: one misread frame (a
+        # blob at a corner, a passing ball's edge) is two 4 mm "steps" at 250 mm/s, there and back; a hand slides
+        # the ball over all of them.
+        pace = [float(np.linalg.norm(xy[kr] - xy[kr - n])) / (t[kr] - t[kr - n]) for n in (3, 4) if kr >= n]
+        pace = [p for p in pace if not np.isnan(p)]
+        if not (pace and min(pace) > self.c.carried_mm_s):
             return False
         lo, hi = t[kr - 4] if kr >= 4 else t[0], t[kr] + self.dt
         return not any(e.involves(ball) and lo <= e.t <= hi for e in contacts)
 
-    def _explained(self, ball: str, t: float, contacts: list[Event]) -> bool:
+    def _explained(self, ball: str, t: float, contacts: list[Event], set_off: dict[str, list[float]]) -> bool:
         """A ball setting off within two frames of a contact of its own was set off by that contact; so was one
         hit before it got well clear of its resting point (the striking ball's blob merging with it a few frames
-        before the contact drags its read position: an "onset" too early)."""
+        before the contact drags its read position: an "onset" too early). Not one the other ball of the contact
+        was still resting at, setting off only later, at the contact: this one was struck and ran a frame or two
+        into it (``set_off``: each ball's onsets)."""
         until = max(t + 2 * self.dt, self._clear_t.get((ball, t), t))
-        return any(e.involves(ball) and t - 2 * self.dt <= e.t <= until for e in contacts)
+        for e in contacts:
+            if not (e.involves(ball) and t - 2 * self.dt <= e.t <= until):
+                continue
+            other = e.other(ball)
+            if other is not None and any(t + self.dt / 2 < t_o <= e.t + 2 * self.dt for t_o in set_off.get(other, ())):
+                continue
+            return True
+        return False
 
     # --- ball-ball ----------------------------------------------------------------------------------------------
 
@@ -178,7 +197,7 @@ class _Finder:
         big_m = len(t)
         before = window(m - k, m, big_m)  # frames up to m-1: before the contact whichever side of it m lies
         after = window(m + 1, m + 1 + k, big_m)
-        fi, fj = fit(t[before], xy[i, before]), fit(t[before], xy[j, before])
+        fi, fj = self._fit_since_start(i, before), self._fit_since_start(j, before)
         if fi is None or fj is None:
             return None
         t_lo = t[max(m - 1, 0)]
@@ -204,6 +223,36 @@ class _Finder:
         if self._resting(i, m) and self._resting(j, m) and not (self._sets_off(i, m) or self._sets_off(j, m)):
             return None
         return tc
+
+    def _left_from_rest(self, b: int, m: int) -> bool:
+        """Ball ``b``, at rest until frame ``m - 1``, runs off after frame ``m`` along a line through its resting
+        point (within half the contact slack): it went straight from rest, meeting nothing on the way."""
+        t, xy = self.p.t, self.p.xy[b]
+        big_m = len(t)
+        still = xy[window(m - 5, m, big_m)]
+        still = still[~np.isnan(still[:, 0])]
+        f = fit(t[window(m + 1, m + 1 + self.c.fit_frames, big_m)], xy[window(m + 1, m + 1 + self.c.fit_frames,
+                                                                             big_m)])
+        if not len(still) or f is None:
+            return True  # cannot tell: the old rule (a resting ball never came in)
+        speed = float(np.linalg.norm(f.v))
+        if speed < 1e-6:
+            return True
+        off = still.mean(axis=0) - f.p0
+        across = abs(float(off[0] * f.v[1] - off[1] * f.v[0])) / speed
+        return across <= self.c.contact_slack_mm / 2
+
+    def _fit_since_start(self, b: int, frames: slice) -> LineFit | None:
+        """Ball ``b``'s motion fitted over ``frames``, from its last start from rest among them on: those frames
+        and its resting point at the onset time (a ball struck, or hit, a frame or two before a contact has only
+        those frames of its new motion; the resting frames before them would drag the fit)."""
+        t, xy = self.p.t, self.p.xy[b]
+        lo, hi = frames.start, frames.stop
+        starts = [s for s in self._starts.get(b, ()) if lo <= s[1] < hi]
+        if not starts:
+            return fit(t[frames], xy[frames])
+        t_on, first, rest = starts[-1]
+        return fit(np.concatenate([[t_on], t[first:hi]]), np.concatenate([rest[None], xy[first:hi]]))
 
     def _resting(self, b: int, m: int) -> bool:
         """Ball ``b`` stayed put (within ``rest_s``' worth of frames, noise aside) up to frame ``m``."""
@@ -242,31 +291,45 @@ class _Finder:
         for b, ball in enumerate(self.p.balls):
             x, y = xy[b, :, 0], xy[b, :, 1]
             for name, gap in (("left", x), ("right", w - x), ("bottom", y), ("top", l - y)):
+                gap_of = _GAPS[name]
                 reach = self.r + self.c.contact_slack_mm + speed[b] * self.dt * 0.6
                 for m in _local_minima(gap):
                     if not gap[m] <= reach[m]:
                         continue
                     # A ball resting near a cushion and struck away from it never came in: the cushion is met
-                    # only by a ball that approached it over the frames before, not one still until the frame
-                    # before (the cue's tip merging with the ball at the strike drags it a frame towards the rail).
+                    # only by a ball that approached it over the frames before. One still until the frame before
+                    # (the cue's tip merging with it at the strike drags it a frame towards the rail, by up to
+                    # 15 mm) met it only if it did not leave along a line through its resting point (a ball hit
+                    # into the cushion it rests by comes off it along the mirrored line).
                     came = gap[max(m - self.c.fit_frames, 0):m]
                     came = came[~np.isnan(came)]
-                    if not len(came) or float(np.max(came)) - gap[m] <= self.c.rest_mm or self._resting(b, m - 1):
+                    if not len(came) or float(np.max(came)) - gap[m] <= self.c.rest_mm:
                         continue
-                    tc = self._cushion_time(gap, m)
+                    if self._resting(b, m - 1) and self._left_from_rest(b, m):
+                        continue
+                    tc = self._cushion_time(b, gap, m, lambda p: gap_of(p, w, l))
                     if tc is not None:
                         out.append(Event(tc, EventType.CUSHION, ball=ball, cushion=name))
         return _dedupe(out, self.dt)
 
-    def _cushion_time(self, gap: np.ndarray, m: int) -> float | None:
-        """Where the incoming and outgoing fits of the distance to the cushion line meet."""
+    def _cushion_time(self, b: int, gap: np.ndarray, m: int, gap_of) -> float | None:
+        """Where the incoming and outgoing fits of the distance to the cushion line meet (the incoming one from
+        the ball's start on, when it set off over those frames: see ``_fit_since_start``)."""
         t, k = self.p.t, self.c.fit_frames
         big_m = len(t)
         best = None
         # The minimum frame belongs to one side of the contact: try both and keep the better pair of fits.
         for split in (m, m + 1):
             inc, out = window(split - k, split, big_m), window(split, split + k, big_m)
-            fin = fit(t[inc], np.stack([gap[inc], np.zeros(len(gap[inc]))], axis=1))
+            starts = [s for s in self._starts.get(b, ()) if inc.start <= s[1] < inc.stop]
+            if starts:
+                t_on, first, rest = starts[-1]
+                t_in = np.concatenate([[t_on], t[first:inc.stop]])
+                g_in = np.concatenate([[gap_of(rest)], gap[first:inc.stop]])
+                inc = slice(first, inc.stop)
+            else:
+                t_in, g_in = t[inc], gap[inc]
+            fin = fit(t_in, np.stack([g_in, np.zeros(len(g_in))], axis=1))
             fout = fit(t[out], np.stack([gap[out], np.zeros(len(gap[out]))], axis=1))
             if fin is None or fout is None:
                 continue
@@ -279,7 +342,7 @@ class _Finder:
             lo, hi = t[max(split - 2, 0)], t[min(split + 1, big_m - 1)]
             if not (lo <= tc <= hi) or abs(g - self.r) > self.c.contact_slack_mm + 2.0:
                 continue
-            residual = _residual(t[inc], gap[inc], fin) + _residual(t[out], gap[out], fout)
+            residual = _residual(t_in, g_in, fin) + _residual(t[out], gap[out], fout)
             if best is None or residual < best[0]:
                 best = (residual, tc)
         return None if best is None else best[1]
@@ -315,18 +378,33 @@ class _Finder:
                 still = xy[b, window(first - 4, first, big_m)]
                 if (~np.isnan(still[:, 0])).any():
                     rest = np.nanmean(still, axis=0)
-                span = window(first, first + self.c.fit_frames, big_m)
-                s = np.linalg.norm(xy[b, span] - rest, axis=1)
-                ok = ~np.isnan(s)
-                if ok.sum() >= 2:
-                    slope, intercept = np.polyfit(t[span][ok], s[ok], 1)
+                line = self._onset_line(b, first, rest)
+                if line is not None:
+                    slope, intercept = line
                     t_on = -intercept / slope if slope > 0 else t[first - 1]
                     t_on = float(np.clip(t_on, t[max(first - 1, 0)], t[first]))
                     out.append((t_on, ball))
+                    self._starts.setdefault(b, []).append((t_on, first, rest))
                     far = np.nonzero(np.linalg.norm(xy[b, ahead] - rest, axis=1) > self.c.start_clear_mm)[0]
                     self._clear_t[(ball, t_on)] = float(t[ahead][far[0]]) if len(far) else t_on
                 k = self._next_rest(b, first)
         return out
+
+    def _onset_line(self, b: int, first: int, rest: np.ndarray) -> tuple[float, float] | None:
+        """(slope, intercept) of the distance from the resting point over the first moving frames: as many of
+        the first ``fit_frames`` as lie on one line (within 2 mm); a ball struck straight into another a frame or
+        two away stops or turns within them, and a line through those frames would start it a frame early."""
+        t, big_m = self.p.t, len(self.p.t)
+        for n in range(self.c.fit_frames, 1, -1):
+            span = window(first, first + n, big_m)
+            s = np.linalg.norm(self.p.xy[b, span] - rest, axis=1)
+            ok = ~np.isnan(s)
+            if ok.sum() < 2:
+                continue
+            slope, intercept = np.polyfit(t[span][ok], s[ok], 1)
+            if ok.sum() == 2 or np.max(np.abs(slope * t[span][ok] + intercept - s[ok])) <= 2.0:
+                return float(slope), float(intercept)
+        return None
 
     def _still_from(self, b: int, k: int) -> bool:
         block = self.p.xy[b, k:k + 4]
@@ -486,6 +564,11 @@ class _Finder:
         return None
 
     # --- helpers ------------------------------------------------------------------------------------------------
+
+
+# Each cushion's distance from a point (x, y) on a table of width w and length l.
+_GAPS = {"left": lambda p, w, l: float(p[0]), "right": lambda p, w, l: float(w - p[0]),
+         "bottom": lambda p, w, l: float(p[1]), "top": lambda p, w, l: float(l - p[1])}
 
 
 def _speeds(paths: Paths) -> np.ndarray:
