@@ -150,21 +150,17 @@ def _silhouette_overlay(vc, entry, out) -> None:
 def real_views(overlays: str | None = None) -> None:
     """Corner errors of the real views; with ``overlays`` a folder, a picture of each calibration drawn over a flat
     silhouette of the cloth found (not over the footage itself, which must not be copied into the repository)."""
-    import json
-    from pathlib import Path
+    from bench.real_views import annotations, read_real_view
 
-    from device.calibrate_command import read_view
-
-    root = Path(__file__).resolve().parent.parent
-    real = root.parent / "shared" / "real"
-    for e in json.loads((root / "tests" / "real_corners.json").read_text())["views"]:
-        path = real / e["path"]
-        if not path.exists():
-            print(f"{e['name']}: {path} absent")
+    for e in annotations():
+        try:
+            image = read_real_view(e)
+        except FileNotFoundError as exc:
+            print(f"{e['name']}: {exc}")
             continue
         lens = e.get("lens")
         try:
-            vc = calibrate_view(read_view(str(path)), preset(e["table"]), lens=lens)
+            vc = calibrate_view(image, preset(e["table"]), lens=lens)
         except (TableNotFound, ValueError) as exc:
             print(f"{e['name']}: refused: {exc}" + (" (expected)" if e.get("expect") == "refused" else ""))
             continue

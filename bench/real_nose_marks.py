@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -33,11 +32,9 @@ import numpy as np
 from calibration.auto import calibrate_view, nose_stretches
 from calibration.camera import CameraModel
 from calibration.pose import nose_height_mm
-from device.calibrate_command import read_view
+from bench.real_views import REAL, annotations, read_real_view
 from rules.tables import TableSpec, preset
 
-ROOT = Path(__file__).resolve().parent.parent
-REAL = ROOT.parent / "shared" / "real"
 OUTWARD = np.array([[0.0, -1.0], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
 
 
@@ -46,8 +43,9 @@ def _corners(table: TableSpec) -> np.ndarray:
 
 
 def measure_noses(image: np.ndarray, guide: CameraModel, table: TableSpec, widen_mm: float = 0.0,
-                  step_mm: float = 4.0) -> list[np.ndarray]:
-    """Per cushion (table order), the nose points measured across the guide's image of its line (step 2)."""
+                  step_mm: float = 4.0, occluded: list[list[float]] = ()) -> list[np.ndarray]:
+    """Per cushion (table order), the nose points measured across the guide's image of its line (step 2); no
+    profile that reaches into an ``occluded`` rectangle [x0, y0, x1, y1] (a broadcast's score graphic)."""
     hn = nose_height_mm(table)
     light = np.ascontiguousarray(
         cv2.cvtColor(cv2.GaussianBlur(image, (0, 0), 1.0), cv2.COLOR_BGR2LAB)[..., 0].astype(np.float32))
@@ -87,21 +85,27 @@ def measure_noses(image: np.ndarray, guide: CameraModel, table: TableSpec, widen
         den = g0 - 2 * g1 + g2
         frac = np.where(den < 0, np.clip(0.5 * (g0 - g2) / np.where(den < 0, den, -1.0), -0.5, 0.5), 0.0)
         ok = (rise >= 15) & (k > 0) & (k0 > 0)
+        for x0, y0, x1, y1 in occluded:
+            for end in (p - half * nrm, p, p + half * nrm):
+                ok &= ~((end[:, 0] >= x0) & (end[:, 0] <= x1) & (end[:, 1] >= y0) & (end[:, 1] <= y1))
         out.append(p[ok] + ((offs[k] + frac * st)[ok])[:, None] * nrm[ok])
     return out
 
 
-def _lens(size: tuple[int, int], k0: np.ndarray, x: np.ndarray, n_k: int, free_pp: bool) -> CameraModel:
+def _lens(size: tuple[int, int], k0: np.ndarray, x: np.ndarray, n_k: int, free_pp: bool,
+          model: str = "fisheye") -> CameraModel:
     k = k0.copy()
     if free_pp:
         k[0, 2] += x[0]
         k[1, 2] += x[1]
-    d = np.zeros(4)
-    d[:n_k] = x[2:2 + n_k]
-    return CameraModel(size, k, d, np.zeros(3), np.array([0.0, 0.0, 1000.0]), "fisheye")
+    d = np.zeros(4 if model == "fisheye" else 5)
+    d[[0, 1, 4][:n_k] if model == "pinhole" else slice(0, n_k)] = x[2:2 + n_k]
+    return CameraModel(size, k, d, np.zeros(3), np.array([0.0, 0.0, 1000.0]), model)
 
 
 def _lines(cam: CameraModel, pts: list[np.ndarray], weights: list[np.ndarray]):
+    """Per cushion: the straight line through its straightened points (centre, direction) and their distances
+    from it (ideal px)."""
     f = cam.focal
     out = []
     for p, w in zip(pts, weights):
@@ -114,19 +118,24 @@ def _lines(cam: CameraModel, pts: list[np.ndarray], weights: list[np.ndarray]):
 
 
 def plumb_line_corners(pts: list[np.ndarray], size: tuple[int, int], k0: np.ndarray, n_k: int = 2,
-                       free_pp: bool = True) -> tuple[np.ndarray, list[float]]:
+                       free_pp: bool = True, model: str = "fisheye") -> tuple[np.ndarray, list[float]]:
     """Steps 3 and 4: the corners (4, 2) and each cushion's straightness residual (RMS, ideal px)."""
     x = np.zeros(2 + n_k)
     weights = [np.ones(len(p)) for p in pts]
 
+    # Weak priors, as the project's plumb-line fit has (0.3 px for a principal point 2 % of the picture off, or k
+    # off by 0.5 (fisheye) / 0.1 (pinhole)): without them a pinhole lens that folds or shrinks the noses to a point
+    # makes them all "straight".
+    prior = np.concatenate([[0.02 * max(size)] * 2, [0.5 if model == "fisheye" else 0.1] * n_k])
+
     def res(xv: np.ndarray) -> np.ndarray:
-        return np.concatenate([r * np.sqrt(w) for (_, _, r), w in zip(_lines(_lens(size, k0, xv, n_k, free_pp),
-                                                                               pts, weights), weights)])
+        lines = _lines(_lens(size, k0, xv, n_k, free_pp, model), pts, weights)
+        return np.concatenate([r * np.sqrt(w) for (_, _, r), w in zip(lines, weights)] + [0.3 * xv / prior])
 
     lam = 1e-3
     for phase in range(4):
         if phase:  # Tukey reweighting, then converge again
-            for j, (_, _, r) in enumerate(_lines(_lens(size, k0, x, n_k, free_pp), pts, weights)):
+            for j, (_, _, r) in enumerate(_lines(_lens(size, k0, x, n_k, free_pp, model), pts, weights)):
                 sc = max(1.4826 * float(np.median(np.abs(r))), 0.05)
                 u = r / (4.685 * sc)
                 weights[j] = np.where(np.abs(u) < 1, (1 - u * u) ** 2, 0.0) + 1e-9
@@ -148,7 +157,7 @@ def plumb_line_corners(pts: list[np.ndarray], size: tuple[int, int], k0: np.ndar
                 lam *= 10
                 if lam > 1e8:
                     break
-    cam = _lens(size, k0, x, n_k, free_pp)
+    cam = _lens(size, k0, x, n_k, free_pp, model)
     lines = _lines(cam, pts, weights)
     out = []
     for i in range(4):
@@ -161,17 +170,23 @@ def plumb_line_corners(pts: list[np.ndarray], size: tuple[int, int], k0: np.ndar
 
 
 def marks(entry: dict) -> dict:
-    image = read_view(str(REAL / entry["path"]))
+    image = read_real_view(entry)
     table = preset(entry["table"])
     guide = calibrate_view(image, table, lens=entry.get("lens")).calibration.camera
     size, k0 = guide.image_size, guide.camera_matrix
-    pts = measure_noses(image, guide, table)
-    best, rms = plumb_line_corners(pts, size, k0)
-    variants = {"k1..k3": plumb_line_corners(pts, size, k0, n_k=3)[0],
-                "principal point fixed": plumb_line_corners(pts, size, k0, free_pp=False)[0],
-                "jaws cut 40 mm wider": plumb_line_corners(measure_noses(image, guide, table, 40.0), size, k0)[0]}
+    # A fisheye's lens is the equidistant model; any other view's (a phone's, a broadcast camera's) the pinhole one.
+    model = "fisheye" if entry.get("lens") == "fisheye" else "pinhole"
+    hidden = entry.get("occluded_px", [])
+    pts = measure_noses(image, guide, table, occluded=hidden)
+    best, rms = plumb_line_corners(pts, size, k0, model=model)
+    variants = {"k1..k3": plumb_line_corners(pts, size, k0, n_k=3, model=model)[0],
+                "principal point fixed": plumb_line_corners(pts, size, k0, free_pp=False, model=model)[0],
+                "corners cut 40 mm wider": plumb_line_corners(measure_noses(image, guide, table, 40.0,
+                                                                            occluded=hidden), size, k0,
+                                                              model=model)[0]}
     spread = {k: float(np.linalg.norm(v - best, axis=1).max()) for k, v in variants.items()}
-    return {"name": entry["name"], "corners": np.round(best, 1).tolist(), "straightness_rms_px": np.round(rms, 2).tolist(),
+    return {"name": entry["name"], "corners": np.round(best, 1).tolist(),
+            "straightness_rms_px": np.round(rms, 2).tolist(),
             "points": [len(p) for p in pts], "spread_px": {k: round(v, 2) for k, v in spread.items()},
             "guide_corners": np.round(guide.table_to_image(_corners(table), nose_height_mm(table)), 1).tolist()}
 
@@ -182,10 +197,10 @@ def main() -> None:
     ap.add_argument("--table", default="snooker_full", help="for a path: the table preset")
     ap.add_argument("--json", action="store_true", help="one JSON object a line")
     a = ap.parse_args()
-    views = {e["name"]: e for e in json.loads((ROOT / "tests" / "real_corners.json").read_text())["views"]}
+    views = {e["name"]: e for e in annotations()}
     for name in a.names:
         entry = views.get(name) or {"name": name, "path": name, "table": a.table, "lens": "fisheye"}
-        if not (REAL / entry["path"]).exists():
+        if not (REAL / entry["path"]).exists():  # read_real_view would say so too, as a traceback
             raise SystemExit(f"real_nose_marks: {REAL / entry['path']} is absent")
         m = marks(entry)
         if a.json:

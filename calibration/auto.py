@@ -103,8 +103,8 @@ def nose_stretches(table: TableSpec) -> list[list[tuple[float, float]]]:
     """Per cushion (table order), the stretches of its nose line (mm along it from its first corner) that are
     straight: clear of every pocket's curved jaws by ``JAW_CLEARANCE_BALLS`` ball diameters (the jaw points'
     distance from the pocket, on that cushion, plus that much; on a table without pockets that much from each
-    corner). Measured on the Pi's fisheye still of a full-size snooker table, its noses leave their line some
-    100 mm from a corner pocket and 110 mm from a middle one's centre: these give 127 and 113 mm."""
+    corner, 77 mm on a carom table). Measured on the Pi's fisheye still of a full-size snooker table, its noses leave
+    their line some 100 mm from a corner pocket and 110 mm from a middle one's centre: these give 127 and 113 mm."""
     corners = np.array([[0.0, 0.0], [table.width, 0.0], [table.width, table.length], [0.0, table.length]])
     clear = JAW_CLEARANCE_BALLS * table.ball_diameter
     out = []
@@ -132,11 +132,15 @@ def nose_stretches(table: TableSpec) -> list[list[tuple[float, float]]]:
     return out
 
 
-def _noses_to_the_pockets(image: np.ndarray, outline: TableOutline, cam: CameraModel, table: TableSpec, hn: float,
+def _noses_to_the_corners(image: np.ndarray, outline: TableOutline, cam: CameraModel, table: TableSpec, hn: float,
                           kinds: tuple[str, ...], offs: list[float]) -> tuple[np.ndarray, ...] | None:
     """The cushion noses measured along ``cam``'s image of each nose line over its straight stretches
     (``nose_stretches``), a point every 2 px or so; None unless every cushion's nose is found that way (a cushion
-    seen from behind, or a finder edge that is not a nose, keeps the finder's points: then all do)."""
+    seen from behind, or a finder edge that is not a nose, keeps the finder's points: then all do). The finder
+    keeps 7 % of each side's cloth contour off its corners (pockets, jaws, a rounded cloth region); past its last
+    points the corner was the fitted lens's extrapolation: on the Pi's 3280 px still 2-3 px astray in a pocket, on
+    a broadcast's carom table 3 px inside the dark band, and on the wide Camera Module 3 a focal length 1.3 % short
+    (bench_calibration view 34: 0.66 mm ball median, 0.11 with the noses measured to the corners)."""
     if any(k != "nose" for k in kinds) or any(offs):
         return None
     corners = np.array([[0.0, 0.0], [table.width, 0.0], [table.width, table.length], [0.0, table.length]])
@@ -257,15 +261,18 @@ def calibrate_view(image: np.ndarray, table: TableSpec, lens: str | LensPrior | 
         theta = np.arctan(np.linalg.norm(fit.camera.undistort(np.concatenate(edges)), axis=-1))
         start = pinhole_to_fisheye(fit.camera, 1.15 * float(theta.max()))
         fit = refine_fisheye(start, table, edges, f_prior, focal_sigma, ez, offs, markings)
-    if fit.camera.lens_model == "fisheye":
-        # The finder's nose points stop well short of the corners (7 % of each side: 230 px on the Pi's 3280 px
-        # stills), and past them the corner is the lens model's extrapolation, 2-3 px astray in a pocket. Guided
-        # by this fit, the noses are measured again out to where each pocket's jaw starts to curve, and fitted again.
-        longer = _noses_to_the_pockets(image, outline, fit.camera, table, hn, kinds, offs)
-        if longer is not None:
-            edges = longer
+    # The finder's nose points stop well short of the corners (7 % of each side: 230 px on the Pi's 3280 px
+    # stills), and past them the corner is the lens model's extrapolation, 2-3 px astray in a pocket (or, on a
+    # broadcast's carom table, inside the dark band under the noses). Guided by this fit, the noses are measured
+    # again out to where each pocket's jaw starts to curve (a carom table's corner), and fitted again.
+    longer = _noses_to_the_corners(image, outline, fit.camera, table, hn, kinds, offs)
+    if longer is not None:
+        edges = longer
+        if fit.camera.lens_model == "fisheye":
             fit = refine_fisheye(fit.camera, table, edges, f_prior, focal_sigma, ez, offs, markings,
                                  fit_lens=fit_lens)
+        else:
+            fit = refit(fit.camera, offs, markings, iters=10)
     cam = fit.camera
     corners = cam.table_to_image(table_corners(table)[:, :2], hn)  # the nose corners as seen
     _check_corners_in_view(corners, size)

@@ -536,7 +536,8 @@ def find_outline(image: np.ndarray, corner_margin: float = 0.07, samples_per_sid
     return TableOutline(quad, tuple(edges), cloth, filled, scale, (w, h), tuple(kinds))
 
 
-def _cloth_distance(img: np.ndarray, filled: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+def _cloth_distance(img: np.ndarray,
+                    filled: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Full-resolution "distance from the cloth colour" for the profiles (lightness counted half, clipped), with
     the Lab picture it came from and its gradients."""
     lab = cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32)
