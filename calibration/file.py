@@ -6,9 +6,16 @@ the file and the field (``table.calib.json: camera_matrix: must be 3x3 numbers, 
 Fields: ``version``, ``table`` (a preset name, or a full spec ``{"width", "length", "ball_diameter", ...}``, optionally
 ``"preset"`` naming the preset whose markings it scales), ``image_size`` ``[w, h]``, ``camera_matrix`` 3x3,
 ``dist_coeffs`` (k1, k2, p1, p2, k3), or with ``lens_model`` ``"fisheye"`` the equidistant model's (k1, k2, k3, k4)
-(``lens_model`` absent: ``"pinhole"``, as every file before it was written), ``rvec``, ``tvec`` (table -> camera, mm), ``corners_px`` (the four cushion-nose
-corners as seen, in the order bottom-left, bottom-right, top-right, top-left of the table frame), ``quality`` (a flat
-object of figures: ``reprojection_px``, ``markings_mm``, ...).
+(``lens_model`` absent: ``"pinhole"``, as every file before it was written), ``rvec``, ``tvec`` (table -> camera, mm),
+``corners_px``, ``quality`` (a flat object of figures: ``reprojection_px``, ``markings_mm``, ...).
+
+``corners_px`` (DESIGN.md names it, this says what it is): the four corners of the play area as the picture shows
+them, in the order bottom-left, bottom-right, top-right, top-left of the table frame (section 2), in distorted pixels
+of the full picture. Each is a **cushion-nose corner at the nose height**: where the noses of the two cushions meet
+(extended into the pocket on a pocket table, round the curved jaws), at ``calibration.pose.nose_height_mm`` above the
+cloth (37 mm on a carom table, 63.5 % of the ball's diameter on a pocket table), i.e. ``camera.table_to_image(corner,
+z=nose height)``, not the corner of the cloth at z = 0, which a tilted or off-centre camera sees a few pixels
+inwards of it. ``--corners`` by hand and the wizard's dragged corners mean the same points.
 """
 
 from __future__ import annotations
