@@ -11,7 +11,7 @@ from calibration.camera import CameraModel
 from rules.tables import DEFAULT_PRESET, preset
 from tests.vision_scenes import BallSpec, Scene, empty_frame, random_positions, render
 from vision.detection import BallDetector
-from vision.identity import ColourModel, ball_features
+from vision.identity import ColourModel, ball_features, dot_pixels
 
 
 def _setup(discipline: str):
@@ -158,3 +158,17 @@ def test_the_frame_detector_learns_a_yellow_spot_ball_and_a_cream_white_from_the
         assert np.hypot(*(named[ball] - spec.xy)) < 3.0, ball
     with pytest.raises(ValueError, match="spot"):
         FrameDetector(cam, table, "three_cushion", [still], options={"spot": "striped"})
+
+
+def test_the_spots_red_dots_show_on_the_spot_and_never_on_the_plain_white():
+    """The mid-game naming of the carom whites rests on this (``vision.pipeline.LookalikeEvidence``): a plain
+    white must never show a dot pixel, or a still frame would call it the spot."""
+    model = ColourModel("three_cushion")
+    dots: dict[str, list[float]] = {"white": [], "spot": []}
+    for frame, d, truth in _frames("three_cushion", model, 8, seed=5):
+        for name, count in zip(truth, dot_pixels(frame, d.px, d.radius_px)):
+            if name in dots:
+                dots[name].append(float(count))
+    assert len(dots["white"]) >= 6 and max(dots["white"]) == 0, dots
+    # Turned at random, a dot faces the camera on most views, not all (the whites are then the tracker's).
+    assert np.mean(np.array(dots["spot"]) > 0) >= 0.6, dots

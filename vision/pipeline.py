@@ -13,11 +13,13 @@ from typing import Callable, Mapping, Protocol
 
 import numpy as np
 
+from rules.events import EventType
 from rules.shot import Shot
 from rules.tables import TableSpec
 
 from .detections import Detections, PinObservation
 from .events import EventConfig, is_hole
+from .identity import best_assignment, dot_pixels
 from .shots import SegmenterConfig, ShotSegmenter
 from .tracking import BallTracker, TrackerConfig
 
@@ -69,6 +71,14 @@ class VisionPipeline:
         # until a shot has been seen, their labels are a guess, so the first shot settles them.
         self.lookalikes = lookalikes
         self.settled = lookalikes is None
+        # What the still frames before the first strike say about those labels (``LookalikeEvidence``): at a
+        # resolution where the spot's dots show it names them; where it says little, the side to play does.
+        self.evidence = LookalikeEvidence(balls, lookalikes, dotted=_spot_is_dotted(detector)) \
+            if lookalikes is not None else None
+        # Balls of distinct kinds (pool's numbers, snooker's colours, Chapó's three): the tracks were placed one
+        # frame's reading at a time; the still frames before the first strike, taken together and one of each,
+        # name them once (``RestingIdentity``).
+        self.resting = RestingIdentity(balls, groups) if lookalikes is None else None
         self.tracker = BallTracker(balls, initial=initial, config=tracker, ball_diameter=table.ball_diameter,
                                    groups=groups, lookalikes=lookalikes or ())
         self.segmenter = ShotSegmenter(balls, table, cue_ball, segmenter, events, strikers)
@@ -98,10 +108,20 @@ class VisionPipeline:
                 det = det.subset(~near.any(axis=1))
         t1 = time.perf_counter()
         xy = self.tracker.update(det)
+        if self.evidence is not None and not self.settled and self.segmenter.open is None:
+            self.evidence.observe(image, det, xy, self.last_positions)
         t2 = time.perf_counter()
+        resting = self.segmenter.open is None
+        if self.resting is not None and not self.resting.decided and resting:
+            self.resting.observe(det, xy, self.last_positions)
         shot = self.segmenter.feed(t, xy, pins)
         if shot is not None and not self.settled:
             shot = self._settle_lookalikes(shot)
+        if self.resting is not None and not self.resting.decided and resting and self.segmenter.open is None:
+            perm = self.resting.relabelling()
+            if perm is not None:
+                self._permute(perm)
+                xy = xy[perm]
         t3 = time.perf_counter()
         self.times.detect.append(t1 - t0)
         self.times.track.append(t2 - t1)
@@ -111,23 +131,209 @@ class VisionPipeline:
         return shot
 
     def _settle_lookalikes(self, shot: Shot) -> Shot:
-        """The first shot: the look-alike struck is the one the side to play owns (a player strikes his own ball;
-        a wrong-ball call on the first shot seen would rest on a coin toss). From here on the tracker's continuity
-        keeps the two apart."""
+        """The first shot names the look-alikes once. By what the still frames before its strike showed, when they
+        showed it clearly (the spot's dots resolved); otherwise the look-alike struck is the one the side to play
+        owns (a player strikes his own ball; a wrong-ball call on the first shot seen would rest on a coin toss,
+        but so would naming the balls mid-game by whose turn the match thinks it is). From here on the tracker's
+        continuity keeps the two apart."""
         self.settled = True
         a, b = self.lookalikes  # type: ignore[misc]
-        expected = self.cue_ball()
-        if shot.struck_ball not in (a, b) or expected not in (a, b) or shot.struck_ball == expected:
+        strike = next((e.t for e in shot.events if e.type is EventType.STRIKE), shot.t_start)
+        swapped = self.evidence.verdict(before=strike) if self.evidence is not None else None
+        if swapped is None:
+            expected = self.cue_ball()
+            swapped = shot.struck_ball in (a, b) and expected in (a, b) and shot.struck_ball != expected
+        if not swapped:
             return shot
+        self._swap(a, b)
+        return swap_ids(shot, a, b)
+
+    def _swap(self, a: str, b: str) -> None:
+        """Two balls' labels exchanged everywhere the pipeline keeps them: the tracks, the resting points, and the
+        frames the segmenter keeps before a shot opens (its strike fit reads them: left as they were, the next
+        strike's preroll would show the two balls jumping onto each other)."""
         self.tracker.swap(a, b)
         self.segmenter.swap(a, b)
-        return swap_ids(shot, a, b)
+        i, j = self.balls.index(a), self.balls.index(b)
+        for frame in self.segmenter.history:
+            frame.xy[[i, j]] = frame.xy[[j, i]]
+        self.segmenter.moving_frames[[i, j]] = self.segmenter.moving_frames[[j, i]]
+
+    def _permute(self, perm: np.ndarray) -> None:
+        """Relabel every ball: the ball now called ``balls[i]`` is the one called ``balls[perm[i]]`` so far (done
+        as a sequence of swaps, so the tracker's and segmenter's own swap keep their state consistent)."""
+        at = list(range(len(self.balls)))  # at[i]: the old label whose ball row i now holds
+        for i, want in enumerate(int(p) for p in perm):
+            j = at.index(want)
+            if j != i:
+                self._swap(self.balls[i], self.balls[j])
+                at[i], at[j] = at[j], at[i]
 
     def gap(self, t0: float, t1: float) -> None:
         self.segmenter.gap(t0, t1)
 
     def flush(self) -> Shot | None:
         return self.segmenter.flush()
+
+
+@dataclass(frozen=True)
+class EvidenceConfig:
+    still_mm: float = 1.0  # both look-alikes moved less than this since the frame before: at rest
+    margin_s: float = 0.2  # frames this close before the strike are left out (the cue is at the ball)
+    min_frames: int = 10
+    dot_cap: float = 3.0  # one frame's dot pixels count up to this many (a dot is a few pixels; more says no more)
+    min_mean_dots: float = 0.5  # the average frame must show this many more dot pixels on one ball than the other
+    max_against: float = 0.1  # ... and at most this share of the frames showing dots may show them on the other
+    clip_nats: float = 3.0  # a yellow spot: one frame's colour odds are bounded (a cue tip over a ball)
+    min_mean_nats: float = 1.0  # ... and the average frame must favour one naming by e : 1 or more
+    max_frames: int = 120  # the first still frames are kept, a bounded memory however long the wait
+
+
+class LookalikeEvidence:
+    """Frame by frame, while the balls rest before the first strike: which of the two look-alikes' tracks is the
+    spot ball. A dotted spot is told by its red dots (``vision.identity.dot_pixels``): a plain white shows none, so
+    the ball that shows them, frame after frame, is the spot; the colour model's and the classifier's odds are not
+    used for it (on the virtual table a white in a dim corner reads as the spot at 0.99). A yellow spot is told by
+    the detector's own odds (the one's minus the other's, so a bias common to both cancels). Gathered over the
+    still frames, read once at the first shot: frames in motion (blurred dots) would swap the tracks on a fluke."""
+
+    def __init__(self, balls: tuple[str, ...], lookalikes: tuple[str, str], dotted: bool = True,
+                 config: EvidenceConfig = EvidenceConfig()) -> None:
+        self.pair = lookalikes
+        self.rows = (balls.index(lookalikes[0]), balls.index(lookalikes[1]))
+        self.dotted = dotted
+        self.c = config
+        self.frames: list[tuple[float, float]] = []  # (t, this frame's say for "swapped": dot pixels or nats)
+
+    def observe(self, image: np.ndarray, det: Detections, xy: np.ndarray, before: np.ndarray) -> None:
+        """One frame, its detections and the tracker's positions for it (NaN: unseen) and for the frame before."""
+        if len(self.frames) >= self.c.max_frames or not len(det):
+            return
+        rows = list(self.rows)
+        p, q = xy[rows], before[rows]
+        if np.isnan(p).any() or np.isnan(q).any() or (np.linalg.norm(p - q, axis=1) > self.c.still_mm).any():
+            return
+        # The tracker reports a ball at exactly its detection's point.
+        d = np.argmin(np.linalg.norm(det.xy[None, :, :] - p[:, None, :], axis=2), axis=1)
+        if d[0] == d[1]:
+            return
+        if self.dotted:
+            dots = np.minimum(dot_pixels(image, det.px[d], det.radius_px[d]), self.c.dot_cap)
+            self.frames.append((det.t, float(dots[0] - dots[1])))  # dots on the first of the pair: swapped
+            return
+        if not det.classes or any(name not in det.classes for name in self.pair):
+            return
+        cols = [det.classes.index(name) for name in self.pair]
+        logp = np.log(np.clip(det.class_probs[np.ix_(d, cols)], 1e-6, 1.0))  # rows: the pair's tracks
+        odds = logp[:, 1] - logp[:, 0]  # how much more each looks like the second of the pair
+        self.frames.append((det.t, float(np.clip(odds[0] - odds[1], -self.c.clip_nats, self.c.clip_nats) / 2)))
+
+    def verdict(self, before: float) -> bool | None:
+        """True: the labels are the wrong way round; False: right; None: the still frames did not say."""
+        said = np.array([n for t, n in self.frames if t <= before - self.c.margin_s])
+        if len(said) < self.c.min_frames:
+            return None
+        mean = float(np.mean(said))
+        if self.dotted:
+            showing = np.count_nonzero(said)
+            against = np.count_nonzero(np.sign(said) == -np.sign(mean))
+            if abs(mean) < self.c.min_mean_dots or against > self.c.max_against * showing:
+                return None
+        elif abs(mean) < self.c.min_mean_nats:
+            return None
+        return mean > 0
+
+
+@dataclass(frozen=True)
+class RestingConfig:
+    still_mm: float = 1.0  # a ball moved less than this since the frame before is at rest
+    min_frames: int = 15  # still frames read before the balls are named
+    min_gain_nats: float = 1.0  # a ball renamed must look this much likelier (mean log-odds) as its new kind
+
+
+class RestingIdentity:
+    """Naming the balls once from the still frames before the first strike, one of each kind. The tracker places
+    each ball by one frame's reading (the likeliest pairs first); at 728x544 a pool ball is 7 px across and one
+    frame's reading of it is a poor one (a stripe lying cap-up reads as the cue, a solid number-up as its stripe),
+    and continuity then keeps the wrong name all game. Summed over the still frames, each track's log-probabilities
+    of every kind, and the best one-to-one match of tracks to ids (a kind of several ids, the snooker reds, taking
+    as many tracks as it has ids) rename the tracks that it says are another kind, if that kind is likelier by
+    ``min_gain_nats`` on average."""
+
+    def __init__(self, balls: tuple[str, ...], groups: tuple[tuple[str, ...], ...] = (),
+                 config: RestingConfig = RestingConfig()) -> None:
+        self.balls = balls
+        kind_of = {b: b for b in balls}
+        for g in groups:
+            for b in g:
+                kind_of[b] = g[0]
+        self.kinds = tuple(dict.fromkeys(kind_of[b] for b in balls))
+        self.kind_of_row = np.array([self.kinds.index(kind_of[b]) for b in balls])
+        self._kind_of = kind_of
+        self.c = config
+        self.score = np.zeros((len(balls), len(self.kinds)))  # summed log-probabilities, track x kind
+        self.count = np.zeros(len(balls))
+        self.frames = 0
+        self.decided = False
+
+    def observe(self, det: Detections, xy: np.ndarray, before: np.ndarray) -> None:
+        """One frame: the detections and the tracker's positions for it (NaN: unseen) and for the frame before."""
+        if self.decided or not len(det) or not det.classes:
+            return
+        still = ~np.isnan(xy[:, 0]) & ~np.isnan(before[:, 0])
+        still[still] = np.linalg.norm(xy[still] - before[still], axis=1) <= self.c.still_mm
+        rows = np.flatnonzero(still)
+        if not len(rows):
+            return
+        # The tracker reports a ball at exactly its detection's point.
+        d = np.argmin(np.linalg.norm(det.xy[None, :, :] - xy[rows][:, None, :], axis=2), axis=1)
+        member = np.zeros((len(det.classes), len(self.kinds)))
+        for c, name in enumerate(det.classes):
+            if name in self._kind_of:
+                member[c, self.kinds.index(self._kind_of[name])] = 1.0
+        kind_p = det.class_probs[d] @ member
+        self.score[rows] += np.log(np.clip(kind_p, 1e-4, 1.0))
+        self.count[rows] += 1
+        self.frames += 1
+
+    def relabelling(self) -> np.ndarray | None:
+        """Once enough still frames are in: for each ball row the row whose track it should take (a permutation),
+        or None to keep the names; either way the naming is then decided."""
+        if self.frames < self.c.min_frames:
+            return None
+        self.decided = True
+        rows = np.flatnonzero(self.count >= self.c.min_frames / 2)
+        if len(rows) < 2:
+            return None
+        mean = self.score[rows] / self.count[rows, None]  # (T, kinds)
+        n = len(self.balls)
+        keep = (rows[:, None] == np.arange(n)[None, :]) * 1e-3  # among a kind's ids, a track keeps its own
+        new = best_assignment(mean[:, self.kind_of_row] + keep)
+        t = np.arange(len(rows))
+        changed = self.kind_of_row[new] != self.kind_of_row[rows]
+        if not changed.any():
+            return None
+        gain = mean[t, self.kind_of_row[new]] - mean[t, self.kind_of_row[rows]]
+        if gain[changed].mean() < self.c.min_gain_nats:
+            return None
+        perm = np.full(n, -1)
+        perm[new] = rows
+        free_new = [i for i in range(n) if perm[i] < 0]
+        free_old = [i for i in range(n) if i not in set(rows.tolist())]
+        for i in [i for i in free_new if i in free_old]:  # the balls not seen keep their names where they can
+            perm[i] = i
+        rest_new = [i for i in free_new if perm[i] < 0]
+        rest_old = [i for i in free_old if i not in set(perm.tolist())]
+        perm[rest_new] = rest_old
+        return perm
+
+
+def _spot_is_dotted(detector: Detector) -> bool:
+    """Whether the detector tells the carom spot ball by dots (a white) rather than by colour (a yellow): its
+    identifier's kind ``spot`` says so; a detector without one (a test's fake) is taken as dotted."""
+    colour = getattr(getattr(detector, "identity", None), "colour", None)
+    kind = next((k for k in getattr(colour, "kinds", ()) if k.name == "spot"), None)
+    return kind is None or kind.pattern == "dots"
 
 
 def swap_ids(shot: Shot, a: str, b: str) -> Shot:
