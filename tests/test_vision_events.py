@@ -322,3 +322,49 @@ def test_one_misread_frame_as_a_rolling_ball_stops_does_not_make_it_carried():
     still = [straight_path(t, (1100.0, 500.0), (0.0, 0.0)), straight_path(t, (710.0, 2130.0), (0.0, 0.0))]
     ev = find_events(Paths(("spot", "white", "red"), t, np.stack([cue] + still)), CAROM)
     assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "spot")]
+
+
+def test_a_slow_ball_meeting_a_cushion_with_little_change_of_speed_is_a_contact():
+    """A ball rolling slowly into the top cushion comes in at 60 mm/s and off it at 15 (a dead cushion at that
+    pace): its normal speed changes by less than the kink, but its path reaches the nose and cannot go on into
+    it."""
+    r = CAROM.ball_radius
+    layout = {"spot": (700.0, CAROM.length - r - 30.0), "white": (300.0, 500.0), "red": (1000.0, 500.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (120.0, 80.0)}, 1.6, noise_mm=0.5, step=1e-4, decel=0.05,
+                            restitution=0.25)
+    assert [w for _, kind, w in truth if kind == "cushion"] == [("spot", "top")]
+    errors, misses, extras = match_events(find_events(paths, CAROM).events, truth, tolerance=0.015)
+    assert misses == 0 and extras == 0
+
+
+def test_a_ball_rolling_along_the_cushion_it_met_is_not_met_again_at_each_misread_frame():
+    """After a shallow, dead contact the ball runs along the cushion a mm or two off it; frames read 3 mm nearer
+    the rail make "minima" whose fits kink. It meets the cushion again only once it has come off it."""
+    r = CAROM.ball_radius
+    layout = {"spot": (300.0, CAROM.length - r - 8.0), "white": (300.0, 500.0), "red": (1000.0, 500.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (150.0, 60.0)}, 2.5, noise_mm=0.3, step=1e-4, decel=0.03,
+                            restitution=0.1, seed=3)
+    assert [w for _, kind, w in truth if kind == "cushion"] == [("spot", "top")]
+    xy = paths.xy.copy()
+    s = paths.index("spot")
+    for k in np.nonzero(paths.t > 0.8)[0][::9]:
+        xy[s, k, 1] += 3.0  # read nearer the top rail for one frame
+    errors, misses, extras = match_events(find_events(Paths(paths.balls, paths.t, xy), CAROM).events, truth,
+                                          tolerance=0.015)
+    assert misses == 0 and extras == 0
+
+
+def test_balls_resting_together_read_as_one_blob_in_some_frames_never_meet():
+    """Two whites at rest 2 mm apart merge into one blob in two frames of five: one is then unseen and the other
+    read at the pair's middle, 20 mm off. Neither goes anywhere: no contact, however their fits kink."""
+    t = np.arange(0, 2.0, 1 / 60)
+    rng = np.random.default_rng(2)
+    d = 2 * CAROM.ball_radius + 2.0
+    white = straight_path(t, (615.0, 490.0), (0.0, 0.0)) + rng.normal(0.0, 0.4, (len(t), 2))
+    spot = straight_path(t, (615.0 + d * 0.6, 490.0 - d * 0.8), (0.0, 0.0)) + rng.normal(0.0, 0.4, (len(t), 2))
+    merged = rng.random(len(t)) < 0.4
+    spot[merged] = (white[merged] + spot[merged]) / 2
+    white[merged] = np.nan
+    red = rolling_path(t, (1000.0, 500.0), (0.0, 900.0), 0.3)
+    ev = find_events(Paths(("white", "spot", "red"), t, np.stack([white, spot, red])), CAROM)
+    assert not [e for e in ev.events if e.type is EventType.BALL_BALL]

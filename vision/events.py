@@ -52,6 +52,13 @@ class EventConfig:
     pin_down_frames: int = 3  # a pin seen down this many frames running (or to the window's end) has fallen
     pin_search_frames: int = 8  # ... and the ball that knocked it passed its spot this many frames before, at most
     carried_mm_s: float = 200.0  # a ball going this fast in the frames before it is still again was carried
+    # A slow ball meets a cushion with a small change of its normal speed (in at 40 mm/s, out at 10): under the
+    # kink it is a contact when it came in at least this fast and its fitted path reaches the nose within
+    # ``nose_mm``, its normal speed changing by half the kink; it cannot go on into the cushion.
+    slow_in_mm_s: float = 25.0
+    nose_mm: float = 3.0
+    off_cushion_mm: float = 3.0  # a second contact with the same cushion only after coming off it this far
+    slow_mm_s: float = 200.0  # under this a ball moves under 3.5 mm a frame: its lone misread frames are smoothed
 
 
 @dataclass(frozen=True)
@@ -222,6 +229,10 @@ class _Finder:
         # met only if one of them was moving, or one truly sets off there (the break running through the rack).
         if self._resting(i, m) and self._resting(j, m) and not (self._sets_off(i, m) or self._sets_off(j, m)):
             return None
+        # ... and, seen half the frames or misread by a merged blob now and then, they did not "rest" by that
+        # test: still, one of them must go somewhere about the contact.
+        if not (self._travels(i, m) or self._travels(j, m)):
+            return None
         return tc
 
     def _left_from_rest(self, b: int, m: int) -> bool:
@@ -253,6 +264,19 @@ class _Finder:
             return fit(t[frames], xy[frames])
         t_on, first, rest = starts[-1]
         return fit(np.concatenate([[t_on], t[first:hi]]), np.concatenate([rest[None], xy[first:hi]]))
+
+    def _travels(self, b: int, m: int) -> bool:
+        """Ball ``b`` goes somewhere over the ``rest_s`` either side of frame ``m``: its sightings after ``m`` are
+        a median of more than half ``start_clear_mm`` from the nearest sighting before (a ball merging with the
+        one it rests against is read at the pair's middle in any share of the frames, each such reading next to
+        an earlier one; a ball rolling at 40 mm/s is a median 5 mm beyond its last frame before)."""
+        span = max(4, int(round(self.c.rest_s / self.dt)))
+        halves = (self.p.xy[b, max(m - span, 0):m], self.p.xy[b, m:m + span + 1])
+        halves = [h[~np.isnan(h[:, 0])] for h in halves]
+        if not len(halves[0]) or not len(halves[1]):
+            return True  # cannot tell: keep the contact
+        nearest = np.linalg.norm(halves[1][:, None, :] - halves[0][None, :, :], axis=2).min(axis=1)
+        return float(np.median(nearest)) > self.c.start_clear_mm / 2
 
     def _resting(self, b: int, m: int) -> bool:
         """Ball ``b`` stayed put (within ``rest_s``' worth of frames, noise aside) up to frame ``m``."""
@@ -292,24 +316,39 @@ class _Finder:
             x, y = xy[b, :, 0], xy[b, :, 1]
             for name, gap in (("left", x), ("right", w - x), ("bottom", y), ("top", l - y)):
                 gap_of = _GAPS[name]
+                last = -1  # the frame of this ball's last contact with this cushion
                 reach = self.r + self.c.contact_slack_mm + speed[b] * self.dt * 0.6
-                for m in _local_minima(gap):
-                    if not gap[m] <= reach[m]:
+                # A slow ball's candidates and approach are read off the gap with each lone misread frame taken
+                # out (rolling by a cushion, read 3 mm nearer for one frame, it has a "minimum" the fits kink
+                # at); a fast one's minimum is one frame (the median would fill it in).
+                # (The speed is the largest about the frame: a ball coming straight back off a cushion is
+                # where it was two frames before, its speed from the frames either side near nothing.)
+                near = np.max(np.stack([np.roll(speed[b], s) for s in (-2, -1, 0, 1, 2)]), axis=0)
+                smooth = np.where(near < self.c.slow_mm_s, _median3(gap), gap)
+                for m in _local_minima(smooth):
+                    if not smooth[m] <= reach[m]:
                         continue
                     # A ball resting near a cushion and struck away from it never came in: the cushion is met
                     # only by a ball that approached it over the frames before. One still until the frame before
                     # (the cue's tip merging with it at the strike drags it a frame towards the rail, by up to
                     # 15 mm) met it only if it did not leave along a line through its resting point (a ball hit
                     # into the cushion it rests by comes off it along the mirrored line).
-                    came = gap[max(m - self.c.fit_frames, 0):m]
+                    came = smooth[max(m - self.c.fit_frames, 0):m]
                     came = came[~np.isnan(came)]
-                    if not len(came) or float(np.max(came)) - gap[m] <= self.c.rest_mm:
+                    if not len(came) or float(np.max(came)) - smooth[m] <= self.c.rest_mm:
                         continue
                     if self._resting(b, m - 1) and self._left_from_rest(b, m):
                         continue
+                    if last >= 0:
+                        # A ball rolling along the cushion it met, read a mm nearer or farther frame to frame,
+                        # meets it again only once it has come off it.
+                        since = smooth[last:m]
+                        if not np.nanmax(since, initial=-np.inf) - smooth[m] > self.c.off_cushion_mm:
+                            continue
                     tc = self._cushion_time(b, gap, m, lambda p: gap_of(p, w, l))
                     if tc is not None:
                         out.append(Event(tc, EventType.CUSHION, ball=ball, cushion=name))
+                        last = m
         return _dedupe(out, self.dt)
 
     def _cushion_time(self, b: int, gap: np.ndarray, m: int, gap_of) -> float | None:
@@ -334,13 +373,18 @@ class _Finder:
             if fin is None or fout is None:
                 continue
             v_in, v_out = float(fin.v[0]), float(fout.v[0])
-            if not (v_in < -self.c.kink_mm_s * 0.5 and v_out > 0 and v_out - v_in >= self.c.kink_mm_s):
+            bounced = v_in < -self.c.kink_mm_s * 0.5 and v_out > 0 and v_out - v_in >= self.c.kink_mm_s
+            slow = v_in < -self.c.slow_in_mm_s and v_out > -self.c.slow_in_mm_s * 0.2 and \
+                v_out - v_in >= self.c.kink_mm_s * 0.5
+            if not (bounced or slow) or v_in >= v_out:
                 continue
             # fin.p0 + v_in (t - fin.t0) == fout.p0 + v_out (t - fout.t0)
             tc = (float(fout.p0[0]) - float(fin.p0[0]) + v_in * fin.t0 - v_out * fout.t0) / (v_in - v_out)
             g = float(fin.p0[0]) + v_in * (tc - fin.t0)
             lo, hi = t[max(split - 2, 0)], t[min(split + 1, big_m - 1)]
             if not (lo <= tc <= hi) or abs(g - self.r) > self.c.contact_slack_mm + 2.0:
+                continue
+            if not bounced and (abs(g - self.r) > self.c.nose_mm or gap[m] - self.r > self.c.nose_mm):
                 continue
             residual = _residual(t_in, g_in, fin) + _residual(t[out], gap[out], fout)
             if best is None or residual < best[0]:
@@ -579,6 +623,20 @@ def _speeds(paths: Paths) -> np.ndarray:
         v[:, 1:-1] = np.linalg.norm(xy[:, 2:] - xy[:, :-2], axis=2) / (t[2:] - t[:-2])
         v[:, 0], v[:, -1] = v[:, 1], v[:, -2]
     return np.nan_to_num(v)
+
+
+def _median3(d: np.ndarray) -> np.ndarray:
+    """Each sample the median of itself and its two neighbours (NaN neighbours ignored; the ends kept)."""
+    if len(d) < 3:
+        return d.copy()
+    import warnings
+    stack = np.stack([d[:-2], d[1:-1], d[2:]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all three unseen: stays NaN
+        mid = np.nanmedian(stack, axis=0)
+    out = d.copy()
+    out[1:-1] = np.where(np.isnan(d[1:-1]), np.nan, mid)
+    return out
 
 
 def _local_minima(d: np.ndarray) -> list[int]:
