@@ -57,7 +57,7 @@ class EventConfig:
     # ``nose_mm``, its normal speed changing by half the kink; it cannot go on into the cushion.
     slow_in_mm_s: float = 25.0
     nose_mm: float = 3.0
-    off_cushion_mm: float = 3.0  # a second contact with the same cushion only after coming off it this far
+    off_cushion_mm: float = 3.0  # a second contact with the same cushion (or ball) only after parting this far
     slow_mm_s: float = 200.0  # under this a ball moves under 3.5 mm a frame: its lone misread frames are smoothed
 
 
@@ -191,12 +191,18 @@ class _Finder:
             for j in range(i + 1, n):
                 dist = np.linalg.norm(xy[i] - xy[j], axis=1)  # NaN where either is unseen
                 reach = d_ball + self.c.contact_slack_mm + (speed[i] + speed[j]) * self.dt * 0.6
+                last = -1  # the frame of this pair's last contact
                 for m in _local_minima(dist):
                     if not dist[m] <= reach[m]:
+                        continue
+                    # Two balls rolling on together after a kiss (a cluster, a follow-through), a mm or two
+                    # apart and read nearer or farther frame to frame, meet again only once they have parted.
+                    if last >= 0 and not np.nanmax(dist[last:m], initial=-np.inf) - dist[m] > self.c.off_cushion_mm:
                         continue
                     tc = self._pair_contact_time(i, j, m)
                     if tc is not None:
                         out.append(Event(tc, EventType.BALL_BALL, balls=(self.p.balls[i], self.p.balls[j])))
+                        last = m
         return _dedupe(out, self.dt)
 
     def _pair_contact_time(self, i: int, j: int, m: int) -> float | None:
