@@ -14,7 +14,9 @@ from vision equals the verdict from the truth (both judged from the same state).
 why: the balls' speeds before and after (the truth's), the turn of the ball's direction, the gap vision's paths
 leave at the contact, how much of the contact's frames vision saw each ball and how far from the truth (a cue or
 an arm over it, a motion smear), and whose the miss is: ``detection`` (a ball mostly unseen about the contact),
-``identity`` (vision's ball there is another ball, or is far from the truth), else ``events``.
+``identity`` (vision's ball there is another ball, or is far from the truth), ``shot window`` (vision's first
+shot ended before the contact or began after it: a strike it saw elsewhere, e.g. a cue stick tracked as a ball,
+cut the window there), else ``events``.
 
 ``--cache DIR`` keeps each rendered clip (and what the segmenter was fed, frame by frame) in DIR, so a second run
 renders nothing; ``--offline`` then re-runs only segmentation and events on those recorded frames (seconds for a
@@ -208,7 +210,7 @@ def _dir_change(p: np.ndarray, k0: int, k1: int) -> tuple[float, float, float]:
 
 
 def diagnose(e: Event, truth_frames: list[dict], feed: Feed, table, fps: float, found: tuple[Event, ...],
-             vision_names: bool = False) -> dict:
+             vision_names: bool = False, window: tuple[float, float] | None = None) -> dict:
     """What tells why a truth contact was missed (or, ``e`` being vision's and ``vision_names``, why it was found):
     see the module's note. A snooker red's counterpart (vision's red for the truth's, or the other way) is the one
     nearest it over the contact's frames."""
@@ -292,6 +294,8 @@ def diagnose(e: Event, truth_frames: list[dict], feed: Feed, table, fps: float, 
     close = [f for f in found if f.type is e.type and abs(f.t - e.t) < 0.1 and f is not e]
     if close:
         out["near_found"] = [(round(f.t - e.t, 4), list(f.balls) if f.balls else [f.ball, f.cushion]) for f in close]
+    if window is not None and not window[0] - 0.02 <= e.t <= window[1] + 0.02:
+        blame = "shot window"  # vision's first shot ended (or began) elsewhere: a strike seen there cut it
     out["blame"] = blame
     return out
 
@@ -441,7 +445,8 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
         frames = truth_doc["frames"]
         if carom and _whites_swapped(feed, frames):
             feed = _swapped_feed(feed, "white", "spot")
-        out["missed"] = [diagnose(e, frames, feed, calib.table, args.fps, found_events) for e in missed]
+        win = (f_shot.t_start, f_shot.t_end) if f_shot is not None else None
+        out["missed"] = [diagnose(e, frames, feed, calib.table, args.fps, found_events, window=win) for e in missed]
         out["spurious"] = [diagnose(e, frames, feed, calib.table, args.fps, t_shot.events, vision_names=True)
                            for e in spurious]
     return out
