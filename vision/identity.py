@@ -228,10 +228,15 @@ class BallIdentifier:
     evidence: the product of their kind probabilities, the classifier's to the power ``weight`` (2: on the virtual
     table it is the better of the two for pool, 0.91 alone against 0.73 for colour alone, 0.89 combined)."""
 
-    def __init__(self, colour: ColourModel, classifier: "CropClassifier | None" = None, weight: float = 2.0) -> None:
+    def __init__(self, colour: ColourModel, classifier: "CropClassifier | None" = None, weight: float = 2.0,
+                 one_of_each: float = 0.0) -> None:
         self.colour = colour
         self.classifier = classifier
         self.weight = float(weight)
+        # Pool: every ball its own kind, so a frame's balls are one of each. The best one-to-one match of the
+        # frame's balls to kinds adds this many nats to each ball's matched kind: at 728x544 two stripes lying
+        # cap-up both read as the cue, and the tracker, placing balls by these readings, left the second unplaced.
+        self.one_of_each = float(one_of_each)
         self.classes = colour.classes
         if classifier is not None:
             missing = set(classifier.kinds) - set(colour.kind_names)
@@ -249,13 +254,14 @@ class BallIdentifier:
         family = {"bilhar": "bilhar"}.get(discipline, "carom" if discipline in CAROM_DISCIPLINES and spot == "dots"
                                           else None)
         classifier = CropClassifier.for_discipline(family) if family else None
-        return cls(ColourModel(discipline, reds, spot), classifier)
+        return cls(ColourModel(discipline, reds, spot), classifier,
+                   one_of_each=2.0 if discipline == "bilhar" else 0.0)
 
     def fit(self, frame: np.ndarray, detections: Detections, kinds: Sequence[str]) -> "BallIdentifier":
         """A copy whose colour model has learned this camera from balls of known kind (one name per detection):
         the opening layout, where each ball stands on its spot."""
         feats = ball_features(frame, detections.px, detections.radius_px)
-        return BallIdentifier(self.colour.fit(feats, kinds), self.classifier, self.weight)
+        return BallIdentifier(self.colour.fit(feats, kinds), self.classifier, self.weight, self.one_of_each)
 
     def recentred(self, features: np.ndarray, kinds: Sequence[str]) -> "BallIdentifier":
         """A copy whose colour model has each named kind's mean moved to the features seen (one row per name),
@@ -267,7 +273,7 @@ class BallIdentifier:
         colour = ColourModel.__new__(ColourModel)
         colour.__dict__.update(self.colour.__dict__)
         colour.models = tuple(models)
-        return BallIdentifier(colour, self.classifier, self.weight)
+        return BallIdentifier(colour, self.classifier, self.weight, self.one_of_each)
 
     def kind_probs(self, frame: np.ndarray, detections: Detections) -> np.ndarray:
         """(N, n_kinds) posterior over the discipline's kinds."""
@@ -278,6 +284,13 @@ class BallIdentifier:
             cols = np.array(self._columns)
             extra = np.where(cols[None, :] >= 0, np.log(np.maximum(cnn[:, np.maximum(cols, 0)], 1e-12)), 0.0)
             log_p = log_p + self.weight * extra
+        if self.one_of_each > 0 and len(detections) > 1:
+            n, k = log_p.shape
+            match = best_assignment(log_p) if n <= k else None
+            if match is not None:
+                log_p[np.arange(n), match] += self.one_of_each
+            else:  # more blobs than kinds (a stray blob): each kind picks its likeliest blob
+                log_p[best_assignment(log_p.T), np.arange(k)] += self.one_of_each
         log_p -= log_p.max(axis=1, keepdims=True)
         p = np.exp(log_p)
         return p / p.sum(axis=1, keepdims=True)
