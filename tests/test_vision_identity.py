@@ -172,3 +172,22 @@ def test_the_spots_red_dots_show_on_the_spot_and_never_on_the_plain_white():
     assert len(dots["white"]) >= 6 and max(dots["white"]) == 0, dots
     # Turned at random, a dot faces the camera on most views, not all (the whites are then the tracker's).
     assert np.mean(np.array(dots["spot"]) > 0) >= 0.6, dots
+
+
+def test_best_assignment_is_the_best_one_to_one_match():
+    """Checked against every permutation on small random score tables (the pool balls' one-of-each rests on it)."""
+    from itertools import permutations
+
+    from vision.identity import best_assignment
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        n = int(rng.integers(1, 6))
+        m = int(rng.integers(n, 7))
+        score = rng.normal(size=(n, m))
+        got = best_assignment(score)
+        best = max(sum(score[i, c[i]] for i in range(n)) for c in permutations(range(m), n))
+        assert len(set(got.tolist())) == n
+        assert np.isclose(score[np.arange(n), got].sum(), best)
+    with pytest.raises(ValueError):
+        best_assignment(np.zeros((3, 2)))
