@@ -4,10 +4,13 @@
 
 Renders random shots of the discipline through the Pi Global Shutter camera (``sim.scenario``: the cue, the
 strike, the balls running and coming to rest, sensor noise, JPEG), then runs the pipeline over every frame twice,
-frame by frame in alternation so that the machine's load falls on both alike: the whole-frame detector (the
-default), and the one that looks only where the frame changed (``vision.incremental``). CPU time of this process, OpenCV and
-the BLAS held to one thread. Prints the median and 90th percentile per stage, the ratio of the two, and the frame
-rate implied on a Raspberry Pi 5, whose core is taken as 3.5 times slower than this one (the issue's 3-4x).
+frame by frame in alternation so that the machine's load falls on both alike: the default detector, which looks
+only where the frame changed (``vision.incremental``), and the whole-frame one. CPU time of this process, OpenCV
+and the BLAS held to one thread. Prints, for each, the median and 90th percentile per frame of the pipeline's
+stages (detect, track, segment, total) and of the detector's own (the change map, foreground, candidates, smears,
+ray fit, pixel-to-cloth, identity, the empty table's update), the frame rate implied on a Raspberry Pi 5, whose
+core is taken as 3.5 times slower than this one (the issue's 3-4x; the Global Shutter camera gives 60 fps), and
+the process's peak resident memory.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import itertools  # noqa: E402
+import resource  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
@@ -32,28 +37,36 @@ from vision.live import balls_for, lookalikes_for  # noqa: E402
 from vision.pipeline import VisionPipeline  # noqa: E402
 
 PI5_SLOWER = 3.5
+WARMUP = 15  # still frames the detector learns the empty table from (as the replay does)
 STAGES = ("detect", "track", "segment", "total")
+DETECTOR_STAGES = ("change", "foreground", "candidates", "smears", "fit", "to_table", "identity", "background")
+MODES = (("changed", "where it changed (default)", True), ("whole", "whole frame", False))
 
 
-def _frames(video: str) -> list[np.ndarray]:
+def _frames(video: str):
+    """The clip's frames one by one: held all at once, 7 s at 1456 x 1088 would be 2 GB."""
     cap = cv2.VideoCapture(video)
-    out = []
-    while True:
-        ok, frame = cap.read()
-        if not ok:
-            return out
-        out.append(frame)
+    try:
+        while True:
+            ok, frame = cap.read()
+            if not ok:
+                return
+            yield frame
+    finally:
+        cap.release()
 
 
 def _pipeline(calib, discipline: str, frames: list[np.ndarray], incremental: bool) -> VisionPipeline:
     balls = balls_for(discipline, {})
-    detector = FrameDetector(calib.camera, calib.table, discipline, frames[:15], incremental=incremental)
+    detector = FrameDetector(calib.camera, calib.table, discipline, frames[:WARMUP], incremental=incremental)
     return VisionPipeline(detector, balls, calib.table, cue_ball=lambda: balls[0],
                           lookalikes=lookalikes_for(discipline))
 
 
 def _step(p: VisionPipeline, frame: np.ndarray, t: float, into: dict[str, list[float]]) -> None:
-    """One frame through the pipeline's three stages, each timed (what ``VisionPipeline.process`` does)."""
+    """One frame through the pipeline's three stages, each timed (what ``VisionPipeline.process`` does), and the
+    detector's own stages."""
+    p.detector.timings = {}
     t0 = time.process_time()
     det = p.detector.detect(frame, t)
     t1 = time.process_time()
@@ -63,6 +76,12 @@ def _step(p: VisionPipeline, frame: np.ndarray, t: float, into: dict[str, list[f
     t3 = time.process_time()
     for name, v in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
         into[name].append(1e3 * v)
+    for name in DETECTOR_STAGES:
+        into[name].append(1e3 * p.detector.timings.get(name, 0.0))
+
+
+def _cell(v: list[float]) -> str:
+    return f"{np.median(v):.2f} / {np.percentile(v, 90):.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,9 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fps", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=100)
     args = ap.parse_args(argv)
+    try:
+        w, h = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        ap.error(f"--size must be WIDTHxHEIGHT, got {args.size!r}")
+    if args.shots < 1 or args.fps <= 0:
+        ap.error("--shots must be >= 1 and --fps positive")
     cv2.setNumThreads(1)
-    w, h = (int(v) for v in args.size.split("x"))
-    times = {mode: {s: [] for s in STAGES} for mode in ("whole", "changed")}
+    times = {mode: {s: [] for s in STAGES + DETECTOR_STAGES} for mode, _, _ in MODES}
     n_frames = 0
     with tempfile.TemporaryDirectory() as tmp:
         for k in range(args.shots):
@@ -84,25 +108,28 @@ def main(argv: list[str] | None = None) -> int:
             clip = write_clip(sc, tmp)
             calib = read_calibration(clip.calib)
             frames = _frames(clip.video)
-            whole = _pipeline(calib, args.discipline, frames, incremental=False)
-            changed = _pipeline(calib, args.discipline, frames, incremental=True)
-            for n, frame in enumerate(frames):
+            still = list(itertools.islice(frames, WARMUP))
+            pipelines = {mode: _pipeline(calib, args.discipline, still, incremental=inc) for mode, _, inc in MODES}
+            for n, frame in enumerate(itertools.chain(still, frames)):
                 t = n / args.fps
-                _step(whole, frame, t, times["whole"])
-                _step(changed, frame, t, times["changed"])
-            n_frames += len(frames)
+                for mode, _, _ in MODES:
+                    _step(pipelines[mode], frame, t, times[mode])
+                n_frames += 1
+            del still, pipelines
     print(f"bench_speed: {args.discipline}, {args.shots} shots, {n_frames} frames at {w}x{h} {args.fps:g} fps, "
           f"one core, CPU ms per frame (median / p90)")
-    print("detector | " + " | ".join(STAGES) + " | Pi 5 fps (median)")
+    print("detector | " + " | ".join(STAGES) + " | Pi 5 fps (median total x 3.5)")
     med = {}
-    for mode, label in (("whole", "whole frame (default)"), ("changed", "where it changed")):
-        cells = []
-        for s in STAGES:
-            v = np.array(times[mode][s])
-            cells.append(f"{np.median(v):.2f} / {np.percentile(v, 90):.2f}")
+    for mode, label, _ in MODES:
         med[mode] = float(np.median(times[mode]["total"]))
-        print(f"{label} | " + " | ".join(cells) + f" | {1000.0 / (PI5_SLOWER * med[mode]):.0f}")
+        print(f"{label} | " + " | ".join(_cell(times[mode][s]) for s in STAGES)
+              + f" | {1000.0 / (PI5_SLOWER * med[mode]):.0f}")
+    print("detector stages | " + " | ".join(DETECTOR_STAGES))
+    for mode, label, _ in MODES:
+        print(f"{label} | " + " | ".join(_cell(times[mode][s]) for s in DETECTOR_STAGES))
     print(f"ratio whole / changed (median total): {med['whole'] / med['changed']:.2f}")
+    # ru_maxrss is in kilobytes on Linux: the peak over the run, the rendered clips held in memory included.
+    print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     return 0
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from rules.tables import TableSpec
+from vision.arrays import clamp
 
 _GRID_STEP_PX = 16  # the maps change by far less than 0.01 px over this distance
 _TABLE_STEP_PX = 4  # the pixel-to-cloth lookup's node spacing: bilinear between nodes 4 px apart is off by at most
@@ -100,8 +101,8 @@ class BallGeometry:
         px = np.asarray(px, dtype=np.float64).reshape(-1, 2)
         gh, gw = grid.shape[:2]
         step = step or self.step
-        fx = np.clip(px[:, 0] / step, 0, gw - 1.000001)
-        fy = np.clip(px[:, 1] / step, 0, gh - 1.000001)
+        fx = clamp(px[:, 0] / step, 0, gw - 1.000001)
+        fy = clamp(px[:, 1] / step, 0, gh - 1.000001)
         ix, iy = fx.astype(int), fy.astype(int)
         tx, ty = fx - ix, fy - iy
         if grid.ndim == 3:

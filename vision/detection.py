@@ -33,6 +33,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from rules.tables import TableSpec
+from vision.arrays import clamp
 from vision.background import BackgroundModel, DifferenceParams, soft_difference
 from vision.ball_geometry import BallGeometry
 from vision.detections import Detections
@@ -64,13 +65,18 @@ class DetectorConfig:
             raise ValueError("thresholds must be in (0, 1)")
 
 
-class _StageClock:
+class StageClock:
     """Adds the CPU time since the last lap to ``timings[stage]``; does nothing without a dict. CPU time, not wall
     time: on a shared machine it is what the stage costs, not what the others cost it."""
 
     def __init__(self, timings: dict[str, float] | None) -> None:
         self.timings = timings
         self.last = time.process_time() if timings is not None else 0.0
+
+    def restart(self) -> None:
+        """Start the next lap now (the time since the last went to a stage timed elsewhere)."""
+        if self.timings is not None:
+            self.last = time.process_time()
 
     def lap(self, stage: str) -> None:
         if self.timings is not None:
@@ -115,6 +121,18 @@ class BallDetector:
         self._sigma = 0.3 * self.radius_low
         k = 2 * int(round(0.9 * self.radius_low)) + 1
         self._nms_kernel = np.ones((k, k), np.uint8)  # square: OpenCV dilates it separably, fast
+        self._radius_ratio: tuple[float, ...] | None = None  # the ray fit's in the last whole-frame detection
+        # The sampling patterns of the per-candidate tests, made once (at the reduced resolution).
+        r = self.radius_low
+        ring = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+        self._ring = 1.4 * r * np.stack([np.cos(ring), np.sin(ring)], 1)  # (8, 2)
+        four = np.radians([0.0, 45.0, 90.0, 135.0])
+        four = np.stack([np.cos(four), np.sin(four)], 1)  # (4, 2)
+        steps = np.linspace(-1.6 * r, 1.6 * r, 33)
+        self._across = steps[None, :, None] * four[:, None, :]  # (4, S, 2) lines through a candidate
+        self._across_step = (steps[1] - steps[0]) / r
+        self._spokes = four * 0.8 * r  # (4, 2)
+        self._ppm_low = float(np.median(self.geometry.radius_grid)) / self.table.ball_radius / scale
 
     def _polygon_mask(self, poly_px: np.ndarray) -> np.ndarray:
         """A (lh, lw) bool mask at the reduced resolution of a polygon given in full-resolution pixels."""
@@ -235,10 +253,8 @@ class BallDetector:
     def _ring_contrast(self, resp: np.ndarray, pts: np.ndarray, vals: np.ndarray) -> np.ndarray:
         """A peak's value less the mean smoothed fill on a ring at 1.4 radii: high for a ball on cloth (or
         touching one or two others), low inside a large blob."""
-        ang = np.linspace(0, 2 * np.pi, 8, endpoint=False)
-        ring = 1.4 * self.radius_low * np.stack([np.cos(ang), np.sin(ang)], 1)
         h, w = resp.shape
-        q = np.clip(np.round(pts[:, None, :] + ring[None]).astype(int), 0, [w - 1, h - 1])
+        q = clamp(np.round(pts[:, None, :] + self._ring[None]).astype(int), 0, [w - 1, h - 1])
         return vals - resp[q[..., 1], q[..., 0]].mean(axis=1)
 
     def _to_full(self, low_px: np.ndarray) -> np.ndarray:
@@ -262,7 +278,7 @@ class BallDetector:
         if frame.shape[:2] != (self.camera.image_size[1], self.camera.image_size[0]):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the camera model "
                              f"{self.camera.image_size[0]}x{self.camera.image_size[1]}")
-        clock = _StageClock(timings)
+        clock = StageClock(timings)
         min_score = self.config.min_score if min_score is None else min_score
         resting_low: list[np.ndarray] = []
         smears: list[tuple[np.ndarray, np.ndarray]] = []
@@ -288,7 +304,11 @@ class BallDetector:
         if len(resting_pts):  # one batched fit for the whole frame: each call has a fixed cost
             centres = self._to_full(resting_pts)
             radii = self.geometry.radius_at(centres)
-            fit = fit_balls(frame, background.full, self.config.difference, centres, radii)
+            # Searched in parts, the held radius ratio is the last whole frame's: the same fit as there.
+            fit = fit_balls(frame, background.full, self.config.difference, centres, radii,
+                            radius_ratio=None if rects is None else self._radius_ratio)
+            if rects is None:
+                self._radius_ratio = fit.radius_ratio
             score = self._ray_scores(fit, radii)
             fit_ok = np.abs(fit.radius / radii - 1.0) < 0.25
             score = np.where(fit_ok, score, score * 0.3)
@@ -306,7 +326,7 @@ class BallDetector:
             return Detections.empty(t)
         px = np.concatenate(out_px)
         radius = np.concatenate(out_r)
-        score = np.clip(np.concatenate(out_score), 0.0, 1.0)
+        score = clamp(np.concatenate(out_score), 0.0, 1.0)
         blurred = np.concatenate(out_blur)
         keep = score >= min_score
         px, radius, score, blurred = px[keep], radius[keep], score[keep], blurred[keep]
@@ -368,15 +388,11 @@ class BallDetector:
         (the real snooker frames' black is 1.5-1.7 radii across at the stricter level, a cue 1.1-1.3)."""
         if len(pts) == 0:
             return np.zeros(0, bool)
-        r = self.radius_low
-        ang = np.radians([0.0, 45.0, 90.0, 135.0])
-        u = np.stack([np.cos(ang), np.sin(ang)], 1)  # (4, 2)
-        steps = np.linspace(-1.6 * r, 1.6 * r, 33)
-        q = pts[:, None, None, :] + steps[None, None, :, None] * u[None, :, None, :]  # (N, 4, S, 2)
+        q = pts[:, None, None, :] + self._across[None]  # (N, 4, S, 2)
         h, w = fg.shape
-        qi = np.clip(np.round(q).astype(int), 0, [w - 1, h - 1])
+        qi = clamp(np.round(q).astype(int), 0, [w - 1, h - 1])
         v = fg[qi[..., 1], qi[..., 0]]
-        step = (steps[1] - steps[0]) / r
+        step = self._across_step
         loose = (v > 0.35).sum(axis=2) * step  # (N, 4) widths in radii
         strict = (v > 0.5).sum(axis=2) * step
         chalk = loose.min(axis=1) < 1.0
@@ -386,12 +402,10 @@ class BallDetector:
     def _anisotropic(self, resp: np.ndarray, pts: np.ndarray) -> np.ndarray:
         """Whether the smoothed fill around each peak drops at least twice as slowly along one direction as
         along the slowest-perpendicular one: the mark of a smear (a resting ball is round)."""
-        r = self.radius_low
-        ang = np.radians([0.0, 45.0, 90.0, 135.0])
-        u = np.stack([np.cos(ang), np.sin(ang)], 1) * 0.8 * r  # (4, 2)
+        u = self._spokes  # (4, 2)
         h, w = resp.shape
         def at(q: np.ndarray) -> np.ndarray:
-            qi = np.clip(np.round(q).astype(int), 0, [w - 1, h - 1])
+            qi = clamp(np.round(q).astype(int), 0, [w - 1, h - 1])
             return resp[qi[..., 1], qi[..., 0]]
         centre = at(pts)
         drop = centre[:, None] - 0.5 * (at(pts[:, None, :] + u[None]) + at(pts[:, None, :] - u[None]))  # (N, 4)
@@ -409,7 +423,7 @@ class BallDetector:
         h, w = fg.shape
         def width(p: np.ndarray) -> float:
             q = p[None, :] + offs[:, None] * nrm[None, :]
-            qi = np.clip(np.round(q).astype(int), 0, [w - 1, h - 1])
+            qi = clamp(np.round(q).astype(int), 0, [w - 1, h - 1])
             return float(fg[qi[:, 1], qi[:, 0]].sum())
         mid = width(0.5 * (a + b))
         return mid >= 0.7 * min(width(a), width(b))
@@ -420,8 +434,7 @@ class BallDetector:
         elongated, convex, no longer than the fastest ball travels in one exposure, and holding no other
         candidate (``others``: a touching ball makes the blob elongated too)."""
         r = self.radius_low
-        ppm = float(np.median(self.geometry.radius_grid)) / self.table.ball_radius / self.scale
-        max_len = 2 * r + self.config.max_smear_mm * ppm
+        max_len = 2 * r + self.config.max_smear_mm * self._ppm_low
         half = int(np.ceil(max_len / 2 + 3))
         h, w = fg.shape
         cx, cy = int(round(centre[0])), int(round(centre[1]))
@@ -476,8 +489,8 @@ class BallDetector:
         lx0 = (x0 - int(self._origin[0])) / s - (xs.min() - 2)
         ly0 = (y0 - int(self._origin[1])) / s - (ys.min() - 2)
         gy, gx = np.mgrid[0:m.shape[0], 0:m.shape[1]]
-        by = np.clip(((gy + 0.5) / s + ly0).astype(int), 0, blob_low.shape[0] - 1)
-        bx = np.clip(((gx + 0.5) / s + lx0).astype(int), 0, blob_low.shape[1] - 1)
+        by = clamp(((gy + 0.5) / s + ly0).astype(int), 0, blob_low.shape[0] - 1)
+        bx = clamp(((gx + 0.5) / s + lx0).astype(int), 0, blob_low.shape[1] - 1)
         w = m * blob_low[by, bx]
         total = max(float(w.sum()), 1e-9)
         c = np.array([(w * gx).sum() / total + x0, (w * gy).sum() / total + y0])
@@ -521,4 +534,4 @@ class BallDetector:
         return m
 
 
-__all__ = ["BallDetector", "DetectorConfig"]
+__all__ = ["BallDetector", "DetectorConfig", "StageClock"]

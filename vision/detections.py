@@ -55,10 +55,24 @@ class Detections:
         return cls(t, np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0), np.zeros(0), classes,
                    np.zeros((0, len(classes))))
 
+    @classmethod
+    def _checked(cls, t: float, xy: np.ndarray, px: np.ndarray, radius_px: np.ndarray, score: np.ndarray,
+                 classes: tuple[str, ...], class_probs: np.ndarray, blurred: np.ndarray | None) -> "Detections":
+        """A new instance from arrays cut or joined from checked ones (already float64 or bool, of matching
+        lengths): only made read-only, not checked again (the checks are most of a small subset's cost, and the
+        detector cuts and joins several times a frame)."""
+        out = object.__new__(cls)
+        for name, value in (("t", t), ("xy", xy), ("px", px), ("radius_px", radius_px), ("score", score),
+                            ("classes", classes), ("class_probs", class_probs), ("blurred", blurred)):
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+            object.__setattr__(out, name, value)
+        return out
+
     def subset(self, mask: np.ndarray) -> "Detections":
-        return Detections(self.t, self.xy[mask], self.px[mask], self.radius_px[mask], self.score[mask],
-                          self.classes, self.class_probs[mask],
-                          None if self.blurred is None else self.blurred[mask])
+        return Detections._checked(self.t, self.xy[mask], self.px[mask], self.radius_px[mask], self.score[mask],
+                                   self.classes, self.class_probs[mask],
+                                   None if self.blurred is None else self.blurred[mask])
 
     @classmethod
     def concat(cls, t: float, parts: "list[Detections]", classes: tuple[str, ...] = ()) -> "Detections":
@@ -71,9 +85,9 @@ class Detections:
         if any(p.classes != classes for p in parts):
             raise ValueError("detections: cannot join parts identified against different ball ids")
         blurred = np.concatenate([p.blurred if p.blurred is not None else np.zeros(len(p), bool) for p in parts])
-        return cls(t, np.concatenate([p.xy for p in parts]), np.concatenate([p.px for p in parts]),
-                   np.concatenate([p.radius_px for p in parts]), np.concatenate([p.score for p in parts]),
-                   classes, np.concatenate([p.class_probs for p in parts]), blurred)
+        return cls._checked(float(t), np.concatenate([p.xy for p in parts]), np.concatenate([p.px for p in parts]),
+                            np.concatenate([p.radius_px for p in parts]), np.concatenate([p.score for p in parts]),
+                            classes, np.concatenate([p.class_probs for p in parts]), blurred)
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,32 +3,39 @@
 It joins the stages built separately: the empty-table model (learnt from the first still frames, with the balls
 on them painted out, then followed slowly for light changes away from the balls), the ball detector, and the
 identity of the discipline's balls (colour, and the ball-patch classifier where colour alone fails). Made once at
-start-up; ``detect`` is the per-frame work. ``incremental=True`` looks only where the frame changed
-(``vision.incremental``: half the time per frame); it is not the default yet because the tracker's rules for a
-ball put back (a blob keeping still) were tuned on whole-frame detections, and on the snooker fixture clip a
-marginal blob under the cue then becomes a ball (see the vision issue's note).
+start-up; ``detect`` is the per-frame work. By default it looks only where the frame changed
+(``vision.incremental``), and again, every frame, at the places of doubtful detections, of those lost a moment
+ago and of balls that moved in the last half second; identity is read afresh only where a detection does not
+plainly continue one of the frame before. ``incremental=False`` detects in the whole frame every time.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Sequence
 
+import cv2
 import numpy as np
 
 from calibration.camera import CameraModel
 from rules.balls import CAROM_DISCIPLINES
 from rules.tables import TableSpec
 
-from .detection import BallDetector
+from .detection import BallDetector, StageClock
 from .detections import Detections
 from .identity import BallIdentifier, ColourModel, ball_features, match_one_of_each
 from .incremental import ChangeConfig, ChangeGate
 
 
+def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)) distances between two sets of points (N, 2)."""
+    return np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
+
+
 class FrameDetector:
     def __init__(self, camera: CameraModel, table: TableSpec, discipline: str, still_frames: Sequence[np.ndarray],
                  options: Mapping[str, str] | None = None, background_rate: float = 0.02,
-                 update_every: int = 30, incremental: bool = False, change: ChangeConfig | None = None) -> None:
+                 update_every: int = 30, incremental: bool = True, change: ChangeConfig | None = None) -> None:
         if not still_frames:
             raise ValueError("the detector needs at least one still frame to learn the table")
         options = dict(options or {})
@@ -45,6 +52,31 @@ class FrameDetector:
         # Detections scoring below this are looked at again every frame: a resting ball scores 0.9 or more, a ball
         # half under a cue or a marginal blob (a cue's ferrule) less, and those come and go from frame to frame.
         self.sure_score = 0.75
+        # ... and so are, for this many frames, the places where such a doubtful detection was lost: a marginal
+        # ball (a black on dark cloth by the cue) that drops below the detector's threshold for one frame leaves
+        # nothing that changes there, and unless its place is looked at again it stays lost until the next
+        # whole-frame pass (a whole-frame detection finds it again the frame after), while its track takes a
+        # stray blob instead.
+        self.recheck_lost_frames = 30
+        self._lost = np.zeros((0, 2))  # full-resolution pixels of lost doubtful detections
+        self._lost_age = np.zeros(0, int)
+        self._radius_px = self.balls.radius_low * self.balls.scale  # a ball's typical radius in the frame
+        # Identity is read afresh only for a detection that does not plainly continue one of the frame before: a
+        # ball rolling on, alone, keeps the class probabilities read off it (the colour features and the patch
+        # classifier are a third of a frame's work). Read afresh at least every ``identity_every`` frames, and
+        # whenever another ball is near (a contact, where the two could be taken for each other).
+        self.identity_every = 8
+        self._age = np.zeros(0, int)  # frames since each detection of ``_last`` had its identity read
+        # A ball that moved in the last ``recheck_moving_frames`` frames is looked at again every frame, changed
+        # or not: a ball rolling slowly to rest (after a cushion, a kiss) changes the reduced picture by less than
+        # the threshold from one frame to the next, and held between the frames where its drift shows, its track
+        # would go in steps that blur its contacts' times (the whole-frame detector sees it move every frame).
+        self.recheck_moving_frames = 30
+        self._still = np.zeros(0, int)  # frames since each detection of ``_last`` last moved (0.3 px or more)
+        # A dict here gathers the CPU seconds of each stage of every frame detected (the speed benchmark's
+        # breakdown): change (the change map and the plan), foreground, candidates, smears, fit, to_table (the
+        # detector's own), identity, background (the slow update of the empty table).
+        self.timings: dict[str, float] | None = None
 
     def _identity_for_this_camera(self, discipline: str, still: np.ndarray,
                                   options: Mapping[str, str]) -> BallIdentifier:
@@ -78,31 +110,120 @@ class FrameDetector:
         return identity.recentred(np.array([f for f, _ in sure]), [k for _, k in sure]) if sure else identity
 
     def detect(self, image: np.ndarray, t: float) -> Detections:
-        det = self._detect_changed(image, t) if self.gate is not None else \
-            self.identity.identify(image, self.balls.detect(image, t, self.background))
+        clock = StageClock(self.timings)
+        if self.gate is not None:
+            det, self._age, self._still = self._detect_changed(image, t, clock)
+        else:
+            det = self.balls.detect(image, t, self.background, timings=self.timings)
+            clock.restart()
+            det = self.identity.identify(image, det)
+            clock.lap("identity")
+        if self.gate is not None:
+            self._remember_lost(det)
         self._last = det
         self.frames += 1
         if self.update_every and self.frames % self.update_every == 0 and len(det):
-            # Follow slow light changes on the cloth, never learning a ball into the empty table.
-            self.background.update(image, keep_out=self.balls.disc_mask(det), rate=self.rate)
+            # Follow slow light changes on the cloth, never learning a ball into the empty table: nor one lost a
+            # moment ago (a marginal ball missed in this very frame would fade into the cloth, and be missed more).
+            keep_out = self.balls.disc_mask(det)
+            for x, y in self._lost:
+                cv2.circle(keep_out, (int(round(x)), int(round(y))), int(np.ceil(1.4 * self._radius_px)), 1, -1)
+            self.background.update(image, keep_out=keep_out, rate=self.rate)
+        clock.lap("background")
         return det
 
-    def _detect_changed(self, image: np.ndarray, t: float) -> Detections:
-        """Detections found afresh where the frame changed, kept from the frame before elsewhere."""
+    def _remember_lost(self, det: Detections) -> None:
+        """The doubtful detections of the frame before that no detection of this one is near, added to the places
+        looked at again; those found again, or older than ``recheck_lost_frames``, dropped."""
+        last = self._last
+        lost, age = self._lost, self._lost_age + 1
+        if last is not None and len(last):
+            was = last.px[last.score < self.sure_score]
+            lost, age = np.concatenate([lost, was]), np.concatenate([age, np.zeros(len(was), int)])
+        if len(lost) and len(det):
+            gap = _distances(lost, det.px)
+            found = (gap < det.radius_px[None, :]).any(axis=1)
+            lost, age = lost[~found], age[~found]
+        if len(lost) > 1:  # one place per ball: an older one within a radius of a newer one goes
+            gap = _distances(lost, lost)
+            newer = (gap < self._radius_px) & (age[None, :] < age[:, None])
+            lost, age = lost[~newer.any(axis=1)], age[~newer.any(axis=1)]
+        keep = age < self.recheck_lost_frames
+        self._lost, self._lost_age = lost[keep], age[keep]
+
+    def _detect_changed(self, image: np.ndarray, t: float,
+                        clock: StageClock) -> tuple[Detections, np.ndarray, np.ndarray]:
+        """Detections found afresh where the frame changed, kept from the frame before elsewhere; and for each, the
+        frames since its identity was read and since it last moved."""
         if image.shape[:2] != (self.balls.camera.image_size[1], self.balls.camera.image_size[0]):
             self.balls.detect(image, t, self.background)  # raises the detector's own one-line error
         small = self.balls.low_res(image)
         last = self._last
-        doubtful = last.px[last.score < self.sure_score] if last is not None else None
-        plan = self.gate.plan(small, None if doubtful is None else self.balls.to_low(doubtful))  # type: ignore
-        if plan.full or self._last is None:
-            return self.identity.identify(image, self.balls.detect(image, t, self.background, small=small))
-        kept = self._last.subset(~plan.is_changed(self.balls.to_low(self._last.px)))
-        new = self.balls.detect(image, t, self.background, rects=plan.rects, small=small) if plan.rects \
-            else Detections.empty(t)
+        again = (last.score < self.sure_score) | (self._still < self.recheck_moving_frames) if last is not None \
+            else None
+        doubtful = last.px[again] if last is not None else np.zeros((0, 2))
+        doubtful = np.concatenate([doubtful, self._lost]) if len(self._lost) else doubtful
+        plan = self.gate.plan(small, self.balls.to_low(doubtful) if len(doubtful) else None)
+        clock.lap("change")
+        if plan.full or last is None:
+            det = self.balls.detect(image, t, self.background, small=small, timings=self.timings)
+            clock.restart()
+            det = self.identity.identify(image, det)
+            clock.lap("identity")
+            return det, np.zeros(len(det), int), self._still_since(det, last)
+        stale = plan.is_changed(self.balls.to_low(last.px))
+        kept, kept_age, kept_still = last.subset(~stale), self._age[~stale], self._still[~stale] + 1
+        new = self.balls.detect(image, t, self.background, rects=plan.rects, small=small, timings=self.timings) \
+            if plan.rects else Detections.empty(t)
+        clock.restart()
         new = new.subset(plan.is_changed(self.balls.to_low(new.px)))
-        new = self.identity.identify(image, new)
         if len(kept) and len(new):  # a ball on the edge of a changed region, found again: the new one stands
-            gap = np.linalg.norm(kept.px[:, None, :] - new.px[None, :, :], axis=2)
-            kept = kept.subset(gap.min(axis=1) > kept.radius_px)
-        return Detections.concat(t, [kept, new], self.identity.classes)
+            gap = _distances(kept.px, new.px)
+            far = gap.min(axis=1) > kept.radius_px
+            kept, kept_age, kept_still = kept.subset(far), kept_age[far], kept_still[far]
+        new_still = self._still_since(new, last)
+        new, new_age = self._identify_new(image, new, last)
+        det = Detections.concat(t, [kept, new], self.identity.classes)
+        clock.lap("identity")
+        # (concat drops empty parts, and so must the per-detection counts: they follow the detections' order)
+        none = np.zeros(0, int)
+        return (det, np.concatenate([kept_age if len(kept) else none, new_age if len(new) else none]),
+                np.concatenate([kept_still if len(kept) else none, new_still if len(new) else none]))
+
+    def _still_since(self, det: Detections, last: Detections | None) -> np.ndarray:
+        """Frames since each detection last moved: one more than the detection of the frame before within 0.3 px
+        of it had, else none."""
+        if last is None or not len(last) or not len(det):
+            return np.zeros(len(det), int)
+        gap = _distances(det.px, last.px)
+        j = gap.argmin(axis=1)
+        return np.where(gap[np.arange(len(det)), j] < 0.3, self._still[j] + 1, 0)
+
+    def _identify_new(self, image: np.ndarray, new: Detections, last: Detections) -> tuple[Detections, np.ndarray]:
+        """Class probabilities for the detections found afresh: carried over from the detection of the frame
+        before that each plainly continues (the only one within 2.5 radii, that no other new detection is near
+        either, no other ball within 2 more radii, its identity read fewer than ``identity_every`` frames ago),
+        read from the image for the rest."""
+        n = len(new)
+        probs = np.zeros((n, len(self.identity.classes)))
+        age = np.zeros(n, int)
+        carry = np.zeros(n, bool)
+        if n and len(last) and last.classes == self.identity.classes:
+            r = self._radius_px
+            gap = _distances(new.px, last.px)  # (new, last)
+            j = gap.argmin(axis=1)
+            near_last = (gap < 4.5 * r).sum(axis=1)  # the one it continues and nothing else near
+            near_new = (gap[:, j] < 4.5 * r).sum(axis=0)  # no other new detection near that one
+            if n > 1:
+                own = _distances(new.px, new.px) + np.eye(n) * 1e9
+                alone = own.min(axis=1) > 4.5 * r
+            else:
+                alone = np.ones(1, bool)
+            carry = ((gap[np.arange(n), j] < 2.5 * r) & (near_last == 1) & (near_new == 1) & alone
+                     & (self._age[j] + 1 < self.identity_every))
+            probs[carry] = last.class_probs[j[carry]]
+            age[carry] = self._age[j[carry]] + 1
+        if (~carry).any():
+            fresh = self.identity.identify(image, new.subset(~carry))
+            probs[~carry] = fresh.class_probs
+        return replace(new, classes=self.identity.classes, class_probs=probs), age

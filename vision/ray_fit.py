@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.arrays import clamp
 from vision.background import ColourReference, DifferenceParams, colour_difference
 
 N_RAYS = 48
@@ -33,14 +34,16 @@ class RayFit:
     elongation: np.ndarray  # (N,) major minus minor half-extent (px): motion smear
     valid: np.ndarray  # (N, K) which rays found the edge
     angles: np.ndarray  # (K,)
+    # Fitted over expected silhouette radius, per iteration: the radius held for the balls without balanced rays.
+    radius_ratio: tuple[float, ...] = ()
 
 
 def _windows(centres: np.ndarray, half: int, shape: tuple[int, int]) -> np.ndarray:
     """Integer window origins (N, 2) of size 2*half+1 around ``centres``, kept inside an image of ``shape``."""
     h, w = shape
     o = np.round(centres).astype(int) - half
-    o[:, 0] = np.clip(o[:, 0], 0, w - (2 * half + 1))
-    o[:, 1] = np.clip(o[:, 1], 0, h - (2 * half + 1))
+    o[:, 0] = clamp(o[:, 0], 0, w - (2 * half + 1))
+    o[:, 1] = clamp(o[:, 1], 0, h - (2 * half + 1))
     return o
 
 
@@ -54,6 +57,7 @@ _OFFS = np.arange(-2.0, 2.01, 0.25)
 _BASIS = np.stack([np.ones(N_RAYS), np.cos(_ANGLES), np.sin(_ANGLES), np.cos(2 * _ANGLES), np.sin(2 * _ANGLES)],
                   axis=-1)  # (K, 5)
 _OUTER_PRODUCTS = (_BASIS[:, :, None] * _BASIS[:, None, :]).reshape(N_RAYS, 25)
+_GRID = 1024.0  # sample coordinates rounded to 1/1024 px: exact in float32 up to 16k rows of windows
 _RIDGE = 1e-6  # added to the normal matrices' diagonal: a ball with no rays on one side stays solvable
 
 
@@ -87,12 +91,17 @@ def _bilinear(stacked: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     bilinearly; float32 out, shaped like x.
 
     Through one cv2.remap over the tall image (each window's rows offset by its index): an order of magnitude
-    faster than numpy's gathers for the ~100k samples of a full table."""
+    faster than numpy's gathers for the ~100k samples of a full table. The coordinates are first rounded to
+    1/1024 px, so that with the row offset added they are still exact in float32: unrounded, a window far down
+    the stack kept fewer bits of its fractions than the first, and a ball's fit (whose ray decisions are
+    thresholds) moved by up to 0.2 px with its place in the batch: searched again in a changed rectangle, it came
+    out elsewhere than in the whole frame. (Not remap's own fixed-point maps: those sample on a 1/32 px grid.)"""
     s = stacked.shape[1]
     m = len(x)
     shape = x.shape
-    xc = np.clip(x.reshape(m, -1), 0.0, s - 1.001).astype(np.float32)
-    yc = (np.clip(y.reshape(m, -1), 0.0, s - 1.001) + (np.arange(m) * s)[:, None]).astype(np.float32)
+    xc = (np.rint(clamp(x.reshape(m, -1), 0.0, s - 1.001) * _GRID) / _GRID).astype(np.float32)
+    yc = (np.rint(clamp(y.reshape(m, -1), 0.0, s - 1.001) * _GRID) / _GRID
+          + (np.arange(m) * s)[:, None]).astype(np.float32)
     return cv2.remap(stacked, xc, yc, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
 
 
@@ -122,7 +131,7 @@ def edge_radii(masks: np.ndarray, local_centres: np.ndarray, radii: np.ndarray) 
     found = edge.any(axis=-1)
     p0 = _pick(prof, j)
     p1 = _pick(prof, j + 1)
-    frac = np.clip((p0 - 0.5) / np.maximum(p0 - p1, 1e-6), 0.0, 1.0)
+    frac = clamp((p0 - 0.5) / np.maximum(p0 - p1, 1e-6), 0.0, 1.0)
     step = radii * (_S[1] - _S[0])
     r_edge = radii[:, None] * _S[j] + frac * step[:, None]
     return r_edge, found
@@ -148,10 +157,10 @@ def refine_edges(tolerant: np.ndarray, plain: np.ndarray, local_centres: np.ndar
     cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho
     q = np.concatenate([_bilinear(tolerant, cx, cy), _bilinear(plain, cx, cy)]).astype(np.float64)
     slope = q[..., 2:] - q[..., :-2]  # (2N, K, M - 2) central differences at offs[1:-1]
-    j = np.clip(np.argmin(slope, axis=-1), 1, slope.shape[-1] - 2)
+    j = clamp(np.argmin(slope, axis=-1), 1, slope.shape[-1] - 2)
     s0, s1, s2 = _pick(slope, j - 1), _pick(slope, j), _pick(slope, j + 1)
     denom = s0 - 2 * s1 + s2
-    delta = np.clip(0.5 * (s0 - s2) / np.where(np.abs(denom) > 1e-6, denom, np.inf), -1.0, 1.0)
+    delta = clamp(0.5 * (s0 - s2) / np.where(np.abs(denom) > 1e-6, denom, np.inf), -1.0, 1.0)
     fall = np.concatenate([r_edge, r_edge]) + _OFFS[1:-1][j] + delta * 0.25
     inside = (q[..., 0] + q[..., 1] + q[..., 2]) / 3.0
     outside = (q[..., -1] + q[..., -2] + q[..., -3]) / 3.0
@@ -198,8 +207,14 @@ def _solve_fixed(a: np.ndarray, b: np.ndarray, radius: np.ndarray) -> np.ndarray
 
 
 def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
-              radii: np.ndarray, iterations: int = 2) -> RayFit:
-    """Refine ball centres (N, 2) of expected silhouette radii (N,) in a full-resolution ``frame``."""
+              radii: np.ndarray, iterations: int = 2, radius_ratio: tuple[float, ...] | None = None) -> RayFit:
+    """Refine ball centres (N, 2) of expected silhouette radii (N,) in a full-resolution ``frame``.
+
+    A ball whose edge rays do not surround it (half under a cue, a dark ball's shaded side) has its radius held at
+    the expected one times the fitted-over-expected ratio of the balls that do: the median over this batch, or
+    ``radius_ratio`` (one per iteration, as ``RayFit.radius_ratio`` gives them) when given: a few balls searched
+    again where the frame changed would otherwise get a ratio of their own, and the held ball a different fit
+    than in the whole frame."""
     n = len(centres)
     angles = _ANGLES
     if n == 0:
@@ -214,6 +229,9 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
     radius = radii.copy()
     elong = np.zeros(n)
     found = np.zeros((n, N_RAYS), bool)
+    ratios: list[float] = []
+    if radius_ratio is not None and len(radius_ratio) != iterations:
+        raise ValueError(f"radius_ratio needs one value per iteration ({iterations}), got {len(radius_ratio)}")
     for it in range(iterations):
         local = c - origins
         r_edge, found = edge_radii(masks, local, radii)
@@ -226,7 +244,11 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
         sin_cov = np.abs(a[:, 0, 2]) / np.maximum(count, 1)
         balanced = (count >= 0.6 * N_RAYS) & (cos_cov < 0.25) & (sin_cov < 0.25)
         free = _solve_free(a, b)
-        ratio = _median(free[balanced, 0] / radii[balanced]) if balanced.any() else 0.97
+        if radius_ratio is not None:
+            ratio = radius_ratio[it]
+        else:
+            ratio = _median(free[balanced, 0] / radii[balanced]) if balanced.any() else 0.97
+        ratios.append(float(ratio))
         sol = np.where(balanced[:, None], free, _solve_fixed(a, b, radii * ratio))
         # One pass of outlier rejection: edges more than a pixel off the fit (a neighbour's shadow, a chalk mark).
         pred = sol @ _BASIS.T
@@ -237,9 +259,9 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
         ok = a[:, 0, 0] >= 5
         shift = np.where(ok[:, None], sol[:, 1:3], 0.0)
         # A wild shift means the guess was not a ball: keep it bounded, the score will say the rest.
-        shift = np.clip(shift, -0.5 * radii[:, None], 0.5 * radii[:, None])
+        shift = clamp(shift, -0.5 * radii[:, None], 0.5 * radii[:, None])
         c += shift
         radius = np.where(ok, sol[:, 0], radii)
         elong = np.where(ok & balanced, 2.0 * np.hypot(sol[:, 3], sol[:, 4]), 0.0)
         found = keep
-    return RayFit(c, radius, elong, found, angles)
+    return RayFit(c, radius, elong, found, angles, tuple(ratios))

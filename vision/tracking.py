@@ -19,11 +19,13 @@ or two) never places a ball, so it cannot set one moving.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 
+from .arrays import clamp
 from .detections import Detections
 
 
@@ -89,7 +91,7 @@ class BallTracker:
         self.unseen[seen] = 0
         self.unseen[~seen] += 1
         # A ball unseen for a second has stopped, or been lifted: forget its speed.
-        long_gone = (self.unseen > 0) & (det.t - np.nan_to_num(self.last_t, nan=det.t) > 1.0)
+        long_gone = (self.unseen > 0) & (det.t - np.where(np.isnan(self.last_t), det.t, self.last_t) > 1.0)
         self.vel[long_gone] = 0.0
         return out
 
@@ -105,8 +107,9 @@ class BallTracker:
         ready: list[tuple[int, int]] = []  # (detection, frames it has kept still)
         for d in free:
             p = det.xy[d]
-            frames = 1 + max((n for q, n in previous if np.linalg.norm(q - p) <= self.c.placed_mm), default=0)
-            anchor = next((q for q, n in previous if np.linalg.norm(q - p) <= self.c.placed_mm), p)
+            near = [(q, n) for q, n in previous if math.hypot(q[0] - p[0], q[1] - p[1]) <= self.c.placed_mm]
+            frames = 1 + max((n for _, n in near), default=0)
+            anchor = near[0][0] if near else p
             self._resting_blobs.append((anchor, frames))
             if frames >= self.c.placed_frames and det.classes:
                 ready.append((d, frames))
@@ -134,10 +137,11 @@ class BallTracker:
 
     def _assign(self, det: Detections) -> list[tuple[int, int]]:
         n_b, n_d = len(self.balls), len(det)
-        dt = np.where(np.isnan(self.last_t), 0.0, det.t - np.nan_to_num(self.last_t))
+        dt = np.where(np.isnan(self.last_t), 0.0, det.t - self.last_t)
         predicted = self.pos + self.vel * dt[:, None]
-        dist = np.linalg.norm(predicted[:, None, :] - det.xy[None, :, :], axis=2)  # (B, N), NaN: position unknown
-        speed = np.linalg.norm(self.vel, axis=1)
+        diff = predicted[:, None, :] - det.xy[None, :, :]
+        dist = np.hypot(diff[..., 0], diff[..., 1])  # (B, N), NaN: position unknown
+        speed = np.hypot(self.vel[:, 0], self.vel[:, 1])
         # A ball may set off (or be hit) at up to the launch speed in the last frame; a moving ball covers its own
         # travel since it was seen; a hidden one may have been lifted and put back anywhere near, the longer the
         # farther. (Not the launch speed over all the hidden time: a vanished ball would grab any stray blob.)
@@ -145,9 +149,10 @@ class BallTracker:
         gate = (self.c.gate_mm + self.c.launch_mm_s * frame + self.c.gate_speed_factor * speed * dt
                 + self.c.hidden_growth_mm_s * np.maximum(dt - frame, 0.0))
         # A ball close to a moving one may be struck and run off at the striker's speed: share the wider gate.
-        gap = np.linalg.norm(self.pos[:, None, :] - self.pos[None, :, :], axis=2)
-        close = np.nan_to_num(gap, nan=np.inf) < self.diameter + 100.0
-        gate = np.max(np.where(close, gate[None, :], 0.0), axis=1).clip(min=gate)
+        sep = self.pos[:, None, :] - self.pos[None, :, :]
+        gap = np.hypot(sep[..., 0], sep[..., 1])
+        close = np.where(np.isnan(gap), np.inf, gap) < self.diameter + 100.0
+        gate = np.maximum(np.max(np.where(close, gate[None, :], 0.0), axis=1), gate)
         unknown = np.isnan(dist)
         cost = np.where(unknown, 0.0, dist)
         allowed = ~unknown & (dist <= gate[:, None])
@@ -207,5 +212,5 @@ class BallTracker:
             if ball in det.classes:
                 cols = kind.get(ball) or [det.classes.index(ball)]
                 p = det.class_probs[:, cols].sum(axis=1)
-                cost[b] = -np.log(np.clip(p, 1e-4, 1.0)) * self.c.identity_mm
+                cost[b] = -np.log(clamp(p, 1e-4, 1.0)) * self.c.identity_mm
         return cost
