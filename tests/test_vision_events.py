@@ -385,3 +385,21 @@ def test_two_balls_rolling_on_together_after_a_kiss_meet_once():
     kisses = [e.t for e in ev.events if e.type is EventType.BALL_BALL]
     # (timed within a frame: the striker here goes on unslowed, so only the red's start marks the contact)
     assert len(kisses) == 1 and abs(kisses[0] - t_hit) < 1 / 60, kisses
+
+
+def test_a_ball_hit_into_the_cushion_it_rests_3_mm_off_meets_it_within_the_frame():
+    """The red rests 3 mm off the left cushion and is hit towards it: it meets the cushion a millisecond later,
+    within the frame, so no frame sees it come in. Set off from rest it must go along the line of centres, into
+    the cushion; seen going away from it in its first frames, it met the cushion."""
+    r = CAROM.ball_radius
+    red = (r + 3.0, 1400.0)
+    spot = (red[0] + 400.0, red[1] - 150.0)
+    layout = {"spot": spot, "red": red, "white": (1000.0, 2600.0)}
+    v = 1500.0 * np.subtract(red, spot) / np.linalg.norm(np.subtract(red, spot))
+    paths, truth = simulate(CAROM, layout, {"spot": tuple(v)}, 1.5, noise_mm=0.3, step=1e-4)
+    hit = next(t for t, kind, w in truth if kind == "ball_ball")
+    bounce = [t for t, kind, w in truth if kind == "cushion" and w == ("red", "left")]
+    assert bounce and bounce[0] - hit < 1 / 60  # the set-up: the cushion within the frame of the contact
+    found = find_events(paths, CAROM).events
+    ours = [e.t for e in found if e.type is EventType.CUSHION and (e.ball, e.cushion) == ("red", "left")]
+    assert len(ours) == 1 and abs(ours[0] - bounce[0]) < 0.004

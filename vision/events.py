@@ -102,7 +102,8 @@ class _Finder:
 
     def run(self) -> ShotEvents:
         onsets = self.onsets()  # first: the contacts' fits start where a ball set off
-        contacts = self.ball_ball() + self.cushions()
+        kisses = self.ball_ball()
+        contacts = kisses + _dedupe(self.cushions() + self.pushed_into_cushions(kisses), self.dt)
         gone, hidden = self.vanished()
         events: list[Event] = list(contacts) + list(gone) + self.pin_downs()
         strike_t = None
@@ -240,6 +241,44 @@ class _Finder:
         if not (self._travels(i, m) or self._travels(j, m)):
             return None
         return tc
+
+    def pushed_into_cushions(self, kisses: list[Event]) -> list[Event]:
+        """A ball resting a few mm off a cushion and hit towards it meets the cushion within the same frame: no
+        frame sees it come in. Set off from rest it must go along the line of centres, into the cushion; seen
+        going away from it in its first frames (the same way along it), it met the cushion: timed where the
+        ball, going along the line of centres, reaches the nose. (Not a mirror of that line: the cushion takes
+        most of a slow normal speed, and the striker may still push.)"""
+        t, xy = self.p.t, self.p.xy
+        w, l = self.table.width, self.table.length
+        out: list[Event] = []
+        for e in kisses:
+            for ball in e.balls or ():
+                o, s = self.p.index(ball), self.p.index(e.other(ball) or ball)
+                start = next((st for st in self._starts.get(o, ()) if abs(st[0] - e.t) <= 2 * self.dt), None)
+                if start is None:
+                    continue
+                t_on, first, rest = start
+                k = int(np.searchsorted(t, e.t))
+                striker = self._fit_since_start(s, window(k - self.c.fit_frames, k, len(t)))
+                leave = fit(t[window(first, first + 3, len(t))], xy[o, window(first, first + 3, len(t))])
+                if striker is None or leave is None or np.linalg.norm(leave.v) < self.c.moving_mm_s:
+                    continue
+                n = rest - striker.at(e.t)
+                if np.linalg.norm(n) < 1e-6:
+                    continue
+                n, d = n / np.linalg.norm(n), leave.v / np.linalg.norm(leave.v)
+                for name, (axis, sign) in _OUTWARD.items():
+                    gap = _GAPS[name](rest, w, l) - self.r
+                    into = sign * n[axis]
+                    if gap > self.c.contact_slack_mm or into < 0.2:
+                        continue
+                    along = 1 - axis
+                    same_way = abs(n[along]) < 0.2 or n[along] * d[along] > 0
+                    if sign * d[axis] < -0.1 and same_way:
+                        speed = float(np.linalg.norm(leave.v))
+                        out.append(Event(e.t + max(gap, 0.0) / (speed * into), EventType.CUSHION, ball=ball,
+                                         cushion=name))
+        return out
 
     def _left_from_rest(self, b: int, m: int) -> bool:
         """Ball ``b``, at rest until frame ``m - 1``, runs off after frame ``m`` along a line through its resting
@@ -619,6 +658,10 @@ class _Finder:
 # Each cushion's distance from a point (x, y) on a table of width w and length l.
 _GAPS = {"left": lambda p, w, l: float(p[0]), "right": lambda p, w, l: float(w - p[0]),
          "bottom": lambda p, w, l: float(p[1]), "top": lambda p, w, l: float(l - p[1])}
+
+
+# Each cushion's outward direction: (axis, sign).
+_OUTWARD = {"left": (0, -1), "right": (0, 1), "bottom": (1, -1), "top": (1, 1)}
 
 
 def _speeds(paths: Paths) -> np.ndarray:
