@@ -3,10 +3,13 @@
 It joins the stages built separately: the empty-table model (learnt from the first still frames, with the balls
 on them painted out, then followed slowly for light changes away from the balls), the ball detector, and the
 identity of the discipline's balls (colour, and the ball-patch classifier where colour alone fails). Made once at
-start-up; ``detect`` is the per-frame work. By default it looks only where the frame changed
+start-up; ``detect`` is the per-frame work. ``incremental=True`` looks only where the frame changed
 (``vision.incremental``), and again, every frame, at the places of doubtful detections, of those lost a moment
 ago and of balls that moved in the last half second; identity is read afresh only where a detection does not
-plainly continue one of the frame before. ``incremental=False`` detects in the whole frame every time.
+plainly continue one of the frame before. It passes the replay, pipeline, live and self-calibration tests, with
+bench_vision's contacts and verdicts as the whole-frame detector's, but its rest error is 0.58 mm against 0.49
+(carom, 10 shots), probably because a ball's last detection is held, not re-measured frame after frame. Until that is closed the
+whole-frame detector stays the default.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class FrameDetector:
     def __init__(self, camera: CameraModel, table: TableSpec, discipline: str, still_frames: Sequence[np.ndarray],
                  options: Mapping[str, str] | None = None, background_rate: float = 0.02,
-                 update_every: int = 30, incremental: bool = True, change: ChangeConfig | None = None) -> None:
+                 update_every: int = 30, incremental: bool = False, change: ChangeConfig | None = None) -> None:
         if not still_frames:
             raise ValueError("the detector needs at least one still frame to learn the table")
         options = dict(options or {})
