@@ -101,6 +101,7 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
                 raise ReplayError(f"{settings.video} is {w}x{h} but the calibration ({settings.calibration_source}) "
                                   f"was made at {cw}x{ch}: calibrate this camera's view")
             detector = make_detector(settings.calibration, settings.discipline, balls, warm)
+            del warm  # the warm-up frames are also pending: hold each only until it is processed (5 MB at 1456x1088)
             pipeline = VisionPipeline(detector, balls, referee.table, cue_ball=match.cue_ball,
                                       lookalikes=lookalikes_for(settings.discipline),
                                       strikers=strikers_for(settings.discipline),
@@ -133,7 +134,8 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
                 verdicts.append(verdict)
 
             def frames():
-                yield from pending
+                while pending:
+                    yield pending.pop(0)
                 while (f := source.read()) is not None:
                     yield f
 
