@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -191,3 +192,40 @@ def test_best_assignment_is_the_best_one_to_one_match():
         assert np.isclose(score[np.arange(n), got].sum(), best)
     with pytest.raises(ValueError):
         best_assignment(np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_masked_median_is_nanmedian_to_the_bit(dtype):
+    """``ball_features`` takes each ball's body colour by this median; it replaced np.nanmedian (row by row, most of
+    an identity read's time) and must give the same bits: odd and even counts, rows with one value, with none."""
+    from vision.identity import masked_median
+
+    rng = np.random.default_rng(11)
+    for _ in range(150):
+        n, m = int(rng.integers(1, 9)), int(rng.integers(1, 80))
+        vals = (rng.normal(size=(n, m, 3)) * 40.0).astype(dtype)
+        vals[rng.random(vals.shape) < rng.random()] = np.nan  # per value, as a general array
+        rows = rng.random((n, m)) < rng.random()
+        vals[rows] = np.nan  # per pixel, as ball_features masks them
+        if rng.random() < 0.3:
+            vals[0, : m - 1] = np.nan  # one value left
+        if rng.random() < 0.2:
+            vals[-1] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # nanmedian warns of a row with no value
+            want = np.nanmedian(vals, axis=1)
+        got = masked_median(vals)
+        assert got.dtype == want.dtype
+        assert np.array_equal(got, want, equal_nan=True), (vals, got, want)
+
+
+def test_ball_features_take_the_same_body_colour_as_nanmedian(monkeypatch):
+    """The whole features of a rendered table, against the body colour recomputed with np.nanmedian."""
+    import vision.identity as identity
+
+    model = ColourModel("bilhar")
+    frame, d, _ = next(_frames("bilhar", model, 1, seed=3))
+    fast = ball_features(frame, d.px, d.radius_px)
+    monkeypatch.setattr(identity, "masked_median", lambda vals: np.nanmedian(vals, axis=1))
+    slow = ball_features(frame, d.px, d.radius_px)
+    assert len(d) >= 12 and np.array_equal(fast, slow)

@@ -108,8 +108,23 @@ def ball_features(frame: np.ndarray, px: np.ndarray, radius: np.ndarray) -> np.n
     body = np.where(enough(body_inner, inner)[:, None, None], body_inner,
                     np.where(enough(body_whole, whole)[:, None, None], body_whole, inner))
     vals = np.where(body[..., None], lab, np.nan).reshape(n, -1, 3)
-    med = np.nanmedian(vals, axis=1)
-    return np.column_stack([med, white_frac, dot_frac, rim_frac])
+    return np.column_stack([masked_median(vals), white_frac, dot_frac, rim_frac])
+
+
+def masked_median(vals: np.ndarray) -> np.ndarray:
+    """``np.nanmedian(vals, axis=1)`` of a float (N, M, C) array, NaN where a row has no value, without its cost:
+    nanmedian goes row by row (it was most of a table's identity read at 1456x1088); here every row is sorted at
+    once (NaNs sort last) and the middle taken at each row's own count, the two middle values averaged in the
+    array's dtype as nanmedian does, so the result is the same to the bit."""
+    vals = np.asarray(vals)
+    n, m, c = vals.shape
+    if m == 0:
+        return np.full((n, c), np.nan, dtype=vals.dtype)
+    ordered = np.sort(vals.transpose(0, 2, 1), axis=2)  # (N, C, M): each row contiguous, a faster sort
+    count = np.count_nonzero(~np.isnan(ordered), axis=2)
+    a = np.take_along_axis(ordered, np.maximum((count - 1) // 2, 0)[..., None], axis=2)[..., 0]
+    b = np.take_along_axis(ordered, np.minimum(count // 2, m - 1)[..., None], axis=2)[..., 0]
+    return np.where(count > 0, (a + b) / vals.dtype.type(2), np.nan)
 
 
 @dataclass(frozen=True)
