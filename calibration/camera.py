@@ -32,6 +32,8 @@ ArrayLike = Any  # anything np.asarray accepts
 CALIB_VERSION = 1
 LENS_MODELS = {"pinhole": 5, "fisheye": 4}  # lens model -> number of distortion coefficients
 
+_PROJECT_SLICE = 16384  # points per cv2.projectPoints call (see CameraModel.project)
+
 
 def _rotation_matrix(rvec: np.ndarray) -> np.ndarray:
     r, _ = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64).reshape(3, 1))
@@ -101,7 +103,12 @@ class CameraModel:
             return np.zeros(shape + (2,))
         if self.lens_model == "fisheye":
             return self._project_fisheye(p.reshape(-1, 3)).reshape(shape + (2,))
-        px, _ = cv2.projectPoints(p.reshape(-1, 1, 3), self.rvec, self.tvec, self.camera_matrix, self.dist_coeffs)
+        flat = p.reshape(-1, 1, 3)
+        # cv2.projectPoints always returns its 2N x 15 Jacobian too (240 bytes a point): in slices, so building the
+        # detector's per-pixel tables (600,000 points) takes a few MB and not 150.
+        px = np.concatenate([
+            cv2.projectPoints(flat[i:i + _PROJECT_SLICE], self.rvec, self.tvec, self.camera_matrix,
+                              self.dist_coeffs)[0] for i in range(0, len(flat), _PROJECT_SLICE)])
         return px.reshape(shape + (2,))
 
     def _project_fisheye(self, p: np.ndarray) -> np.ndarray:
