@@ -74,6 +74,14 @@ class Detections:
                                    self.classes, self.class_probs[mask],
                                    None if self.blurred is None else self.blurred[mask])
 
+    def moved(self, mask: np.ndarray, px: np.ndarray, xy: np.ndarray) -> "Detections":
+        """The same detections with those under ``mask`` (N,) bool put at ``px`` and ``xy`` (each (mask.sum(), 2),
+        pixels and table mm), the rest as they were."""
+        new_px, new_xy = self.px.copy(), self.xy.copy()
+        new_px[mask], new_xy[mask] = px, xy
+        return Detections._checked(self.t, new_xy, new_px, self.radius_px, self.score, self.classes,
+                                   self.class_probs, self.blurred)
+
     @classmethod
     def concat(cls, t: float, parts: "list[Detections]", classes: tuple[str, ...] = ()) -> "Detections":
         """One frame's detections from several parts (found in different parts of the frame, or kept from the
