@@ -90,3 +90,47 @@ def test_the_classifier_adds_to_colour_on_the_virtual_table(discipline, floor):
         total += len(kinds)
     assert both_hits >= colour_hits
     assert both_hits / total >= floor, (colour_hits / total, both_hits / total)
+
+
+def _played_still_frames(seeds: range, size: tuple[int, int]):
+    """The still frame before the strike of random bilhar shots (``sim.scenario``, the Pi Global Shutter camera):
+    the balls as the layout puts them, every stripe cap-up; the balls found by the detector (its empty table
+    painted from the frame), each with its true name."""
+    from sim.render import Renderer
+    from sim.scenario import random_scenario
+
+    for seed in seeds:
+        sc = random_scenario("bilhar", seed, camera={"sensor": "pi_gs", "size": list(size)})
+        traj = sc.simulate()
+        frame, truth = Renderer(sc.table_spec(), "bilhar", sc.camera_model(), traj, sc.render_effects(),
+                                seed=seed).render(0.0)
+        det = BallDetector(sc.camera_model(), sc.table_spec())
+        d = det.detect(frame, 0.0, det.background_without_empty_table(frame))
+        names = [b for b, v in truth.balls.items() if v["status"] == "on_table"]
+        txy = np.array([truth.balls[b]["xy"] for b in names])
+        gap = np.linalg.norm(txy[None] - d.xy[:, None], axis=2)
+        keep = gap.min(axis=1) < POOL.ball_radius
+        yield frame, d.subset(keep), [names[int(j)] for j in gap[keep].argmin(axis=1)]
+
+
+def test_pool_stripes_lying_cap_up_at_728x544_are_not_read_as_the_cue():
+    """A stripe lying cap-up on the blue cloth is found a tenth smaller than it is (its dark band at the rim), and a
+    patch cut at that radius left the band out: 10 and 14 were read as the cue. Cut at the frame's median radius,
+    and with pool's colour model (never fitted to the camera) left out, the resting balls are read right."""
+    from vision.identity import patch_radius
+
+    ident = BallIdentifier.for_discipline("bilhar")
+    names = ident.colour.kind_names
+    own = right = total = stripes_cue = 0
+    for frame, d, kinds in _played_still_frames(range(3, 6), (728, 544)):
+        assert len(d) >= 12
+        p = ident.kind_probs(frame, d)
+        said = [names[int(np.argmax(q))] for q in p]
+        right += sum(a == b for a, b in zip(said, kinds))
+        stripes_cue += sum(a == "cue" and b in ("10", "12", "14") for a, b in zip(said, kinds))
+        at_own = ident.classifier.kind_probs(frame, d.px, d.radius_px)
+        own += sum(ident.classifier.kinds[int(np.argmax(q))] == k for q, k in zip(at_own, kinds))
+        total += len(kinds)
+        assert not np.allclose(patch_radius(d.radius_px), d.radius_px)
+    assert stripes_cue == 0
+    assert right / total >= 0.95 and right > own, (right / total, own / total)

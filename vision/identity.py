@@ -240,14 +240,20 @@ class ColourModel:
 
 class BallIdentifier:
     """Colour model and, where the discipline has one, the ball-patch classifier, combined as independent
-    evidence: the product of their kind probabilities, the classifier's to the power ``weight`` (2: on the virtual
-    table it is the better of the two for pool, 0.91 alone against 0.73 for colour alone, 0.89 combined)."""
+    evidence: the product of their kind probabilities, the colour model's to the power ``colour_weight`` and the
+    classifier's to the power ``weight`` (2). Pool reads the classifier alone (``colour_weight`` 0: see there)."""
 
     def __init__(self, colour: ColourModel, classifier: "CropClassifier | None" = None, weight: float = 2.0,
-                 one_of_each: float = 0.0) -> None:
+                 one_of_each: float = 0.0, colour_weight: float = 1.0) -> None:
         self.colour = colour
         self.classifier = classifier
         self.weight = float(weight)
+        # How much the colour model's own log-probabilities count beside the classifier's (1: as independent
+        # evidence). Pool's is 0: its default colours, never fitted to the camera, read 0.23 of the resting balls
+        # right at 728x544 and only pulled the classifier down (bench_vision's bilhar clips, seeds 100-109, at rest:
+        # 0.73 of the balls right with them at 1, 0.91 at 0.5, 1.00 at 0; 8 still layouts at 1456x1088, every ball
+        # turned at random: 0.97, 0.975, 0.99).
+        self.colour_weight = float(colour_weight)
         # Pool: every ball its own kind, so a frame's balls are one of each. The best one-to-one match of the
         # frame's balls to kinds adds this many nats to each ball's matched kind: at 728x544 two stripes lying
         # cap-up both read as the cue, and the tracker, placing balls by these readings, left the second unplaced.
@@ -269,14 +275,16 @@ class BallIdentifier:
         family = {"bilhar": "bilhar"}.get(discipline, "carom" if discipline in CAROM_DISCIPLINES and spot == "dots"
                                           else None)
         classifier = CropClassifier.for_discipline(family) if family else None
-        return cls(ColourModel(discipline, reds, spot), classifier,
-                   one_of_each=2.0 if discipline == "bilhar" else 0.0)
+        pool = discipline == "bilhar"
+        return cls(ColourModel(discipline, reds, spot), classifier, one_of_each=2.0 if pool else 0.0,
+                   colour_weight=0.0 if pool else 1.0)
 
     def fit(self, frame: np.ndarray, detections: Detections, kinds: Sequence[str]) -> "BallIdentifier":
         """A copy whose colour model has learned this camera from balls of known kind (one name per detection):
         the opening layout, where each ball stands on its spot."""
         feats = ball_features(frame, detections.px, detections.radius_px)
-        return BallIdentifier(self.colour.fit(feats, kinds), self.classifier, self.weight, self.one_of_each)
+        return BallIdentifier(self.colour.fit(feats, kinds), self.classifier, self.weight, self.one_of_each,
+                              self.colour_weight)
 
     def recentred(self, features: np.ndarray, kinds: Sequence[str]) -> "BallIdentifier":
         """A copy whose colour model has each named kind's mean moved to the features seen (one row per name),
@@ -288,14 +296,19 @@ class BallIdentifier:
         colour = ColourModel.__new__(ColourModel)
         colour.__dict__.update(self.colour.__dict__)
         colour.models = tuple(models)
-        return BallIdentifier(colour, self.classifier, self.weight, self.one_of_each)
+        return BallIdentifier(colour, self.classifier, self.weight, self.one_of_each, self.colour_weight)
 
     def kind_probs(self, frame: np.ndarray, detections: Detections) -> np.ndarray:
         """(N, n_kinds) posterior over the discipline's kinds."""
-        feats = ball_features(frame, detections.px, detections.radius_px)
-        log_p = np.log(np.maximum(self.colour.kind_probs(feats), 1e-12))
+        if self.classifier is not None and self.colour_weight == 0.0:
+            log_p = np.zeros((len(detections), len(self.colour.kinds)))  # the classifier alone: no colour read
+        else:
+            feats = ball_features(frame, detections.px, detections.radius_px)
+            log_p = np.log(np.maximum(self.colour.kind_probs(feats), 1e-12))
+            if self.classifier is not None:
+                log_p = self.colour_weight * log_p
         if self.classifier is not None and len(detections):
-            cnn = self.classifier.kind_probs(frame, detections.px, detections.radius_px)
+            cnn = self.classifier.kind_probs(frame, detections.px, patch_radius(detections.radius_px))
             cols = np.array(self._columns)
             extra = np.where(cols[None, :] >= 0, np.log(np.maximum(cnn[:, np.maximum(cols, 0)], 1e-12)), 0.0)
             log_p = log_p + self.weight * extra
@@ -316,6 +329,17 @@ class BallIdentifier:
             return replace(detections, classes=self.classes, class_probs=np.zeros((0, len(self.classes))))
         probs = self.kind_probs(frame, detections) @ self.colour._share.T
         return replace(detections, classes=self.classes, class_probs=probs)
+
+
+def patch_radius(radius: np.ndarray) -> np.ndarray:
+    """The radius the classifier's patches are cut at: the median of the frame's balls (every ball is the same size,
+    and perspective and the lens change it by a few percent across the table) once there are three, else each
+    ball's own. A pool stripe lying cap-up on the blue cloth, its dark band at the rim, is found a tenth smaller
+    than it is (6.0-6.3 px against 6.7 at 728x544), so a patch cut at its own radius leaves the band out and the
+    net sees the cue ball: on bench_vision's bilhar clips at 728x544 (seeds 100-109, balls at rest) the net alone
+    read 0.79 of the balls right at their own radii, 0.97 at the median."""
+    radius = np.asarray(radius, dtype=np.float64).reshape(-1)
+    return np.full_like(radius, np.median(radius)) if len(radius) >= 3 else radius
 
 
 LAB_TOLERANCE = 20.0  # L*, a*, b* spread of a ball's colour across cameras and lights, for the one-of-each match
