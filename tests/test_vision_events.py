@@ -403,3 +403,74 @@ def test_a_ball_hit_into_the_cushion_it_rests_3_mm_off_meets_it_within_the_frame
     found = find_events(paths, CAROM).events
     ours = [e.t for e in found if e.type is EventType.CUSHION and (e.ball, e.cushion) == ("red", "left")]
     assert len(ours) == 1 and abs(ours[0] - bounce[0]) < 0.004
+
+
+def _kiss_after_cushion(fps, seed):
+    """The spot driven into the right cushion, meeting the white resting by it a frame after the cushion (real
+    match shot 545614: one frame's chord cuts the corner, the pair's fits bend between the frames)."""
+    r = CAROM.ball_radius
+    v = np.array([2250.0, -2900.0])
+    spot = np.array([1200.0, 2170.0])
+    hit = spot + v * (CAROM.width - r - spot[0]) / v[0]
+    back = np.array([-0.9 * v[0], v[1]])
+    centre = hit + back * 0.02  # the spot's centre at the kiss, a frame after the cushion
+    u, a = back / np.linalg.norm(back), np.radians(35.0)
+    white = centre + 2 * r * np.array([u[0] * np.cos(a) - u[1] * np.sin(a), u[0] * np.sin(a) + u[1] * np.cos(a)])
+    layout = {"spot": tuple(spot), "white": tuple(white), "red": (300.0, 2700.0)}
+    return simulate(CAROM, layout, {"spot": tuple(v)}, 1.0, fps=fps, noise_mm=0.3, step=1e-5, seed=seed)
+
+
+@pytest.mark.parametrize("fps, seed", [(50.0, 0), (50.0, 1), (60.0, 0)])
+def test_a_kiss_a_frame_after_a_cushion_sets_the_white_off_not_a_second_strike(fps, seed):
+    paths, truth = _kiss_after_cushion(fps, seed)
+    ev = find_events(paths, CAROM, strikers=("spot", "white")).events
+    strikes = [e.ball for e in ev if e.type is EventType.STRIKE]
+    kisses = [e.t for e in ev if e.type is EventType.BALL_BALL and set(e.balls) == {"spot", "white"}]
+    t_kiss = next(t for t, kind, _ in truth if kind == "ball_ball")
+    assert strikes == ["spot"] and len(kisses) == 1 and abs(kisses[0] - t_kiss) < 0.006, ev
+
+
+def _slow_cut(fps, seed, early_frames):
+    """The spot at 750 mm/s cutting the white thinly (60 degrees): the white sets off slowly. ``early_frames``: the
+    white read that many frames early from the contact on (a blob merging with the striker's drags its centre;
+    the real match's sparse samples put the onset 60 ms before the kiss)."""
+    r = CAROM.ball_radius
+    cut = np.radians(60.0)
+    spot = np.array([700.0, 600.0])
+    white = spot + np.array([0.0, 300.0]) + 2 * r * np.array([np.sin(cut), np.cos(cut)])
+    paths, truth = simulate(CAROM, {"spot": tuple(spot), "white": tuple(white), "red": (300.0, 2700.0)},
+                            {"spot": (0.0, 750.0)}, 4.0, fps=fps, noise_mm=0.3, step=1e-4, decel=0.1, seed=seed)
+    t_kiss = next(t for t, kind, _ in truth if kind == "ball_ball")
+    if early_frames:
+        k = int(np.searchsorted(paths.t, t_kiss))
+        xy = paths.xy.copy()
+        xy[1, k - early_frames:-early_frames] = xy[1, k:]
+        paths = Paths(paths.balls, paths.t, xy)
+    return paths, t_kiss
+
+
+@pytest.mark.parametrize("fps, seed", [(50.0, 0), (50.0, 1), (60.0, 0)])
+def test_a_ball_read_setting_off_before_the_thin_kiss_that_set_it_off_was_met_not_struck(fps, seed):
+    paths, t_kiss = _slow_cut(fps, seed, early_frames=2)
+    ev = find_events(paths, CAROM, strikers=("spot", "white")).events
+    assert [e.ball for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED)] == ["spot"], ev
+    kisses = [e.t for e in ev if e.type is EventType.BALL_BALL]
+    assert len(kisses) == 1 and abs(kisses[0] - t_kiss) < 0.01
+
+
+@pytest.mark.parametrize("clear_mm", [20.0, 40.0])
+def test_a_ball_struck_while_another_rolls_past_it_off_the_line_of_centres_is_a_strike(clear_mm):
+    """The next shot's strike while the spot still rolls by, passing ``clear_mm`` from where a ball setting the
+    white off that way would have been (2R behind it): no contact is made up for it. (Within 10 mm it is one.)"""
+    t = np.arange(0, 2.0, 1 / 50)
+    white0 = np.array([700.0, 1400.0])
+    v = np.array([200.0, 500.0])
+    across = np.array([-v[1], v[0]]) / np.linalg.norm(v)
+    at_strike = white0 - (2 * CAROM.ball_radius, 0.0) + clear_mm * across
+    spot = straight_path(t, at_strike - v * 1.0, v, 0.2)  # rolling from 0.2 s, by the white at 1.2 s
+    white = rolling_path(t, white0, (900.0, 0.0), 1.2)
+    red = straight_path(t, (300.0, 2600.0), (0.0, 0.0))
+    ev = find_events(Paths(("spot", "white", "red"), t, np.stack([spot, white, red])), CAROM,
+                     strikers=("spot", "white")).events
+    assert [(e.type, e.ball) for e in ev if e.type is not EventType.CUSHION] == \
+        [(EventType.STRIKE, "spot"), (EventType.STRIKE, "white")], ev

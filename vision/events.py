@@ -59,6 +59,10 @@ class EventConfig:
     nose_mm: float = 3.0
     off_cushion_mm: float = 3.0  # a second contact with the same cushion (or ball) only after parting this far
     slow_mm_s: float = 200.0  # under this a ball moves under 3.5 mm a frame: its lone misread frames are smoothed
+    # A ball set off from rest with no contact found for it met a ball whose path passed within this of the point
+    # 2R behind it (against the way it left), within this many frames of its onset (see ``_met_passing``).
+    passing_mm: float = 12.0
+    passing_frames: int = 3
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,12 @@ class _Finder:
             set_off.setdefault(ball, []).append(t)
         for t, ball in sorted(onsets):
             if self._explained(ball, t, contacts, set_off):
+                continue
+            met = self._met_passing(ball, t, contacts)
+            if met is not None:  # hit by a ball going past, its contact not seen by the pair's fits
+                if met not in contacts:
+                    contacts.append(met)
+                    events.append(met)
                 continue
             if self._carried(ball, t, contacts):
                 events.append(Event(t, EventType.TOUCHED, ball=ball))
@@ -176,6 +186,71 @@ class _Finder:
                 continue
             return True
         return False
+
+    def _met_passing(self, ball: str, t_on: float, contacts: list[Event]) -> Event | None:
+        """The contact that set ``ball`` off from rest at ``t_on`` when the pair's fits did not find it: a ball
+        set off by another leaves along the line of centres, so at the contact the other's centre was 2R behind
+        its resting point, against the way it left. Met when another ball's path, moving towards it, passes
+        within ``passing_mm`` of that point within ``passing_frames`` of the onset: geometry and the ball's
+        change of state, not one frame's proximity. (A contact a frame after a strike or a cushion, whose
+        fitted paths bend between the frames; a thin kiss or a soft touch, the ball slow at first and its
+        onset run back a frame or two early.) Timed where the passing path comes closest to that point; a
+        contact of the same pair already found about then is returned instead of a second one. The other ball
+        must have been going already when this one set off."""
+        b = self.p.index(ball)
+        start = next((st for st in self._starts.get(b, ()) if st[0] == t_on), None)
+        if start is None:
+            return None
+        _, first, rest = start
+        t, xy = self.p.t, self.p.xy
+        big_m = len(t)
+        # The way it left: to its first sighting well clear of rest (a mis-read frame or two at 2 mm gives no
+        # direction), within the first few frames (before a cushion turns it).
+        ahead = xy[b, window(first, first + self.c.fit_frames, big_m)]
+        ahead = ahead[~np.isnan(ahead[:, 0])]
+        if not len(ahead):
+            return None
+        off = np.linalg.norm(ahead - rest, axis=1)
+        clear = np.nonzero(off > self.c.start_clear_mm)[0]
+        p = ahead[clear[0]] if len(clear) else ahead[int(np.argmax(off))]
+        d = (p - rest) / max(float(np.linalg.norm(p - rest)), 1e-9)
+        centre = rest - 2 * self.r * d  # where the other ball's centre was at the contact
+        k0 = int(np.searchsorted(t, t_on))
+        span = window(k0 - self.c.passing_frames - 1, k0 + self.c.passing_frames + 1, big_m)
+        xy_b = _bridged(xy, self.c.bridge_frames)
+        best: tuple[float, float, int] | None = None  # (distance, time, ball)
+        for o, other in enumerate(self.p.balls):
+            if o == b:
+                continue
+            # The other ball was already going when this one set off: not one setting off with it (two labels
+            # exchanged at a strike read as both balls jumping off at once).
+            if any(st[0] >= t_on - self.dt / 4 and st[0] <= t_on + (self.c.passing_frames + 1) * self.dt
+                   for st in self._starts.get(o, ())):
+                continue
+            q, tq = xy_b[o, span], t[span]
+            a, e = q[:-1], q[1:]
+            seg = e - a
+            length = np.linalg.norm(seg, axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                u = np.clip(np.einsum("ij,ij->i", centre - a, seg) / length ** 2, 0.0, 1.0)
+                dist = np.linalg.norm(a + u[:, None] * seg - centre, axis=1)
+                towards = np.einsum("ij,j->i", seg, d) / length
+                speed = length / np.diff(tq)
+            ok = (speed > self.c.moving_mm_s) & (towards > 0.05) & (dist <= self.c.passing_mm)
+            tc = tq[:-1] + u * np.diff(tq)
+            ok &= np.abs(tc - t_on) <= (self.c.passing_frames + 0.5) * self.dt
+            for k in np.nonzero(ok)[0]:
+                if best is None or dist[k] < best[0]:
+                    best = (float(dist[k]), float(tc[k]), o)
+        if best is None:
+            return None
+        _, tc, o = best
+        pair = tuple(self.p.balls[i] for i in sorted((b, o)))
+        for e in contacts:
+            if e.type is EventType.BALL_BALL and set(e.balls or ()) == set(pair) and \
+                    abs(e.t - tc) <= (self.c.passing_frames + 0.5) * self.dt:
+                return e
+        return Event(tc, EventType.BALL_BALL, balls=pair)
 
     # --- ball-ball ----------------------------------------------------------------------------------------------
 
