@@ -188,3 +188,26 @@ def test_a_recording_that_ends_while_balls_roll_gives_its_shot_as_a_doubtful_cal
     assert len([e for e in shot.events if e.type in (EventType.BALL_BALL, EventType.CUSHION)]) >= len(seen)
     assert np.linalg.norm(np.array(shot.end["spot"]) - paths.xy[paths.balls.index("spot"), cut - 1]) < 5.0
     assert seg.flush() is None  # nothing left open
+
+
+def test_swapping_two_labels_swaps_their_preroll_frames_and_counts_too():
+    """Two balls' labels found the wrong way round while they rest: the frames kept before a shot opens (the
+    strike's fit reads them) and the counts of frames off rest follow the balls, so the next frames, under the
+    right labels, open no shot (the two balls would otherwise seem to jump onto each other)."""
+    balls = ("spot", "white", "red")
+    rest = np.array([LAYOUT[b] for b in balls])
+    seg = ShotSegmenter(balls, CAROM, cue_ball=lambda: "spot")
+    dt = 1 / 60
+    for k in range(20):
+        assert seg.feed(k * dt, rest) is None
+    nudged = rest.copy()
+    nudged[0] += (0.0, 3.0)  # the first ball (read as "spot") off rest for one frame
+    assert seg.feed(20 * dt, nudged) is None
+    assert seg.moving_frames.tolist() == [1, 0, 0]
+    seg.swap("spot", "white")
+    assert seg.moving_frames.tolist() == [0, 1, 0]
+    assert all(np.allclose(f.xy[0], rest[1]) and np.allclose(f.xy[1], rest[0], atol=3.0) for f in seg.history)
+    swapped = rest[[1, 0, 2]]
+    for k in range(21, 60):
+        assert seg.feed(k * dt, swapped) is None
+    assert seg.open is None and np.allclose(seg.rest, swapped, atol=0.5)

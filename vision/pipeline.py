@@ -149,15 +149,10 @@ class VisionPipeline:
         return swap_ids(shot, a, b)
 
     def _swap(self, a: str, b: str) -> None:
-        """Two balls' labels exchanged everywhere the pipeline keeps them: the tracks, the resting points, and the
-        frames the segmenter keeps before a shot opens (its strike fit reads them: left as they were, the next
-        strike's preroll would show the two balls jumping onto each other)."""
+        """Two balls' labels exchanged everywhere the pipeline keeps them: the tracks, and the segmenter's resting
+        points and preroll frames (``ShotSegmenter.swap``)."""
         self.tracker.swap(a, b)
         self.segmenter.swap(a, b)
-        i, j = self.balls.index(a), self.balls.index(b)
-        for frame in self.segmenter.history:
-            frame.xy[[i, j]] = frame.xy[[j, i]]
-        self.segmenter.moving_frames[[i, j]] = self.segmenter.moving_frames[[j, i]]
 
     def _permute(self, perm: np.ndarray) -> None:
         """Relabel every ball: the ball now called ``balls[i]`` is the one called ``balls[perm[i]]`` so far (done

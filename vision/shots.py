@@ -86,9 +86,15 @@ class ShotSegmenter:
         return shot
 
     def swap(self, a: str, b: str) -> None:
-        """Exchange two balls' resting points (their labels were found the wrong way round)."""
+        """Exchange two balls' labels (found the wrong way round) everywhere the segmenter keeps them: their
+        resting points, their columns in the frames kept before a shot opens (the next strike's fit reads them:
+        left as they were, the preroll would show the two balls jumping onto each other) and their counts of
+        frames off rest."""
         i, j = self.balls.index(a), self.balls.index(b)
         self.rest[[i, j]] = self.rest[[j, i]]
+        for frame in self.history:
+            frame.xy[[i, j]] = frame.xy[[j, i]]
+        self.moving_frames[[i, j]] = self.moving_frames[[j, i]]
 
     def gap(self, t0: float, t1: float) -> None:
         """Frames between t0 and t1 were lost (a camera hiccup)."""
