@@ -229,3 +229,32 @@ def test_ball_features_take_the_same_body_colour_as_nanmedian(monkeypatch):
     monkeypatch.setattr(identity, "masked_median", lambda vals: np.nanmedian(vals, axis=1))
     slow = ball_features(frame, d.px, d.radius_px)
     assert len(d) >= 12 and np.array_equal(fast, slow)
+
+
+def test_a_red_in_a_dim_corner_is_a_red_by_its_hue_not_the_brown():
+    """Seen on the virtual table at 728x544 (sinuca, a still frame): a red darkened and greyed by its corner is
+    nearer the brown's L*, a*, b* than the red's; its hue is the red's. A ball of weak colour gets no hue term."""
+    model = ColourModel("sinuca")
+    names = model.kind_names
+    dim_red = np.array([[22.0, 36.0, 22.0, 0.0, 0.75, 0.35]])
+    assert names[int(np.argmax(model.kind_probs(dim_red)[0]))] == "red"
+    brown = np.array([[28.0, 11.0, 26.0, 0.0, 0.3, 0.2]])  # a brown under the same lamp: chroma 28, no hue term
+    mean = np.stack([m.mean for m in model.models])
+    sigma = np.stack([m.sigma for m in model.models])
+    z = (brown[:, None, :] - mean[None]) / sigma[None]
+    gaussian = -0.5 * np.sum(z * z, axis=2) - np.log(sigma).sum(axis=1)[None]
+    np.testing.assert_allclose(model.kind_log_likelihood(brown), gaussian)
+
+
+def test_the_hue_term_wraps_around():
+    """A hue of 179 degrees is 2 from one of -179, not 358: a green-blue ball against a kind just across the cut."""
+    from vision.identity import KindModel
+
+    base = ColourModel("chapo")
+    kinds = [KindModel(m.kind, np.array([50.0, -60.0, s * 1.0, 0.0, 0.9, 0.9]), np.full(6, 1e3))
+             for m, s in zip(base.models, (-1.0, 1.0, 30.0))]
+    model = ColourModel("chapo", models=kinds)
+    ball = np.array([[50.0, -60.0, 1.0, 0.0, 0.9, 0.9]])  # hue 179.0; the first kind's -179.0, the second's 179.0
+    ll = model.kind_log_likelihood(ball)[0]
+    assert ll[1] > ll[0] > ll[2]
+    assert ll[1] - ll[0] < 0.01  # 2 degrees apart: a hundredth of a nat at most

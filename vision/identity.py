@@ -36,6 +36,14 @@ _WHITE_L = 55.0  # ... and lightness above which it is white, not a shaded grey 
 _DOT_CHROMA = 30.0
 _INNER = 0.75  # body colour and dots: away from the shaded rim
 _WHOLE = 0.92  # white share
+# A strongly coloured ball's hue (the angle of its a*, b*) barely moves with the light, where its chroma and L* do: a
+# red in a dim corner of the virtual table (L* 22, a* 36, b* 22) is nearer the brown's Gaussian than the red's, yet
+# its hue is the red's (31 degrees; the brown's 61). So the likelihood adds a hue term, only between a kind and a
+# ball both plainly coloured (a kind's mean chroma over 20, the ball's over 40: a real green is 30, its hue spread
+# by the cloth).
+_HUE_SIGMA = 20.0  # degrees
+_HUE_KIND_CHROMA = 20.0
+_HUE_BALL_CHROMA = 40.0
 
 
 def _lab(bgr: tuple[int, int, int]) -> np.ndarray:
@@ -181,11 +189,19 @@ class ColourModel:
         return tuple(k.name for k in self.kinds)
 
     def kind_log_likelihood(self, features: np.ndarray) -> np.ndarray:
-        """(N, n_kinds) log-likelihoods of feature rows (N, 5)."""
+        """(N, n_kinds) log-likelihoods of feature rows (N, 6): the diagonal Gaussian, and the hue term between
+        plainly coloured balls and kinds (``_HUE_SIGMA``)."""
         mean = np.stack([m.mean for m in self.models])
         sigma = np.stack([m.sigma for m in self.models])
         z = (features[:, None, :] - mean[None]) / sigma[None]
-        return -0.5 * np.sum(z * z, axis=2) - np.log(sigma).sum(axis=1)[None]
+        ll = -0.5 * np.sum(z * z, axis=2) - np.log(sigma).sum(axis=1)[None]
+        coloured = ((np.hypot(features[:, 1], features[:, 2]) > _HUE_BALL_CHROMA)[:, None]
+                    & (np.hypot(mean[:, 1], mean[:, 2]) > _HUE_KIND_CHROMA)[None])
+        if coloured.any():
+            turn = np.arctan2(features[:, 2], features[:, 1])[:, None] - np.arctan2(mean[:, 2], mean[:, 1])[None]
+            turn = np.degrees(np.angle(np.exp(1j * turn)))  # wrapped to (-180, 180]
+            ll = ll - 0.5 * np.where(coloured, (turn / _HUE_SIGMA) ** 2, 0.0)
+        return ll
 
     def kind_probs(self, features: np.ndarray) -> np.ndarray:
         """(N, n_kinds) posterior over kinds, with a prior uniform over ball ids: a snooker ball is a red more
