@@ -449,13 +449,22 @@ def _slow_cut(fps, seed, early_frames):
     return paths, t_kiss
 
 
-@pytest.mark.parametrize("fps, seed", [(50.0, 0), (50.0, 1), (60.0, 0)])
-def test_a_ball_read_setting_off_before_the_thin_kiss_that_set_it_off_was_met_not_struck(fps, seed):
-    paths, t_kiss = _slow_cut(fps, seed, early_frames=2)
+@pytest.mark.parametrize("fps, seed, early", [(50.0, 0, 2), (50.0, 1, 2), (60.0, 0, 2), (50.0, 0, 5), (60.0, 1, 7)])
+def test_a_ball_read_setting_off_before_the_thin_kiss_that_set_it_off_was_met_not_struck(fps, seed, early):
+    paths, t_kiss = _slow_cut(fps, seed, early_frames=early)
     ev = find_events(paths, CAROM, strikers=("spot", "white")).events
     assert [e.ball for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED)] == ["spot"], ev
     kisses = [e.t for e in ev if e.type is EventType.BALL_BALL]
     assert len(kisses) == 1 and abs(kisses[0] - t_kiss) < 0.01
+
+
+def test_a_ball_setting_off_well_before_another_reaches_it_was_struck():
+    """The white sets off 0.2 s before the spot gets to where a kiss would have sent it that way: longer than a
+    ball is ever read setting off early, so it was struck (the next shot while the spot rolls), not met."""
+    paths, _ = _slow_cut(50.0, 0, early_frames=10)
+    ev = find_events(paths, CAROM, strikers=("spot", "white")).events
+    assert [(e.type, e.ball) for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED, EventType.BALL_BALL)] \
+        == [(EventType.STRIKE, "spot"), (EventType.STRIKE, "white")], ev
 
 
 @pytest.mark.parametrize("clear_mm", [20.0, 40.0])

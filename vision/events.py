@@ -63,6 +63,7 @@ class EventConfig:
     # 2R behind it (against the way it left), within this many frames of its onset (see ``_met_passing``).
     passing_mm: float = 12.0
     passing_frames: int = 3
+    passing_late_s: float = 0.15  # ... or up to this long after it (a ball is read setting off early, never late)
 
 
 @dataclass(frozen=True)
@@ -116,16 +117,25 @@ class _Finder:
         set_off: dict[str, list[float]] = {}
         for t, ball in onsets:
             set_off.setdefault(ball, []).append(t)
+        # Onsets set off by a ball going past, their contacts not seen by the pair's fits: found first, so each
+        # such contact is there for every later test (a struck ball stopping dead at one was not carried).
+        # Such a contact explains only the ball it set off (the other was going already), so it is kept apart
+        # from the contacts ``_explained`` reads.
+        met_by: set[tuple[float, str]] = set()
+        passing: list[Event] = []
         for t, ball in sorted(onsets):
             if self._explained(ball, t, contacts, set_off):
                 continue
-            met = self._met_passing(ball, t, contacts)
-            if met is not None:  # hit by a ball going past, its contact not seen by the pair's fits
-                if met not in contacts:
-                    contacts.append(met)
+            met = self._met_passing(ball, t, contacts + passing)
+            if met is not None:
+                met_by.add((t, ball))
+                if met not in contacts and met not in passing:
+                    passing.append(met)
                     events.append(met)
+        for t, ball in sorted(onsets):
+            if (t, ball) in met_by or self._explained(ball, t, contacts, set_off):
                 continue
-            if self._carried(ball, t, contacts):
+            if self._carried(ball, t, contacts + passing):
                 events.append(Event(t, EventType.TOUCHED, ball=ball))
             elif strike_t is None:
                 strike_t, struck = t, ball
@@ -216,7 +226,11 @@ class _Finder:
         d = (p - rest) / max(float(np.linalg.norm(p - rest)), 1e-9)
         centre = rest - 2 * self.r * d  # where the other ball's centre was at the contact
         k0 = int(np.searchsorted(t, t_on))
-        span = window(k0 - self.c.passing_frames - 1, k0 + self.c.passing_frames + 1, big_m)
+        # A ball is read setting off early, never late (a merging blob drags it; a slow start is run back along
+        # a line): the contact may come up to ``passing_late_s`` after the onset, a few frames before it.
+        early = (self.c.passing_frames + 0.5) * self.dt
+        late = max(early, self.c.passing_late_s)
+        span = window(k0 - self.c.passing_frames - 1, k0 + int(np.ceil(late / self.dt)) + 1, big_m)
         xy_b = _bridged(xy, self.c.bridge_frames)
         best: tuple[float, float, int] | None = None  # (distance, time, ball)
         for o, other in enumerate(self.p.balls):
@@ -228,17 +242,21 @@ class _Finder:
                    for st in self._starts.get(o, ())):
                 continue
             q, tq = xy_b[o, span], t[span]
-            a, e = q[:-1], q[1:]
-            seg = e - a
+            # Its path: the chords between frames, and each chord carried on for a frame (the way it came in: at
+            # the contact it turns, and the chord across that frame cuts the corner).
+            a = np.concatenate([q[:-1], q[1:]])
+            seg = np.concatenate([q[1:] - q[:-1]] * 2)
+            ta = np.concatenate([tq[:-1], tq[1:]])
+            span_t = np.concatenate([np.diff(tq)] * 2)
             length = np.linalg.norm(seg, axis=1)
             with np.errstate(invalid="ignore", divide="ignore"):
                 u = np.clip(np.einsum("ij,ij->i", centre - a, seg) / length ** 2, 0.0, 1.0)
                 dist = np.linalg.norm(a + u[:, None] * seg - centre, axis=1)
                 towards = np.einsum("ij,j->i", seg, d) / length
-                speed = length / np.diff(tq)
+                speed = length / span_t
+            tc = ta + u * span_t
             ok = (speed > self.c.moving_mm_s) & (towards > 0.05) & (dist <= self.c.passing_mm)
-            tc = tq[:-1] + u * np.diff(tq)
-            ok &= np.abs(tc - t_on) <= (self.c.passing_frames + 0.5) * self.dt
+            ok &= (tc >= t_on - early) & (tc <= t_on + late)
             for k in np.nonzero(ok)[0]:
                 if best is None or dist[k] < best[0]:
                     best = (float(dist[k]), float(tc[k]), o)
@@ -248,7 +266,7 @@ class _Finder:
         pair = tuple(self.p.balls[i] for i in sorted((b, o)))
         for e in contacts:
             if e.type is EventType.BALL_BALL and set(e.balls or ()) == set(pair) and \
-                    abs(e.t - tc) <= (self.c.passing_frames + 0.5) * self.dt:
+                    abs(e.t - tc) <= early:
                 return e
         return Event(tc, EventType.BALL_BALL, balls=pair)
 
