@@ -42,9 +42,10 @@ class ColourReference:
         b = np.ascontiguousarray(image, dtype=np.float32)
         # OpenCV's element-wise functions (5x faster than numpy's here: the live loop rebuilds this every second).
         norm = cv2.max(cv2.sqrt(cv2.transform(cv2.multiply(b, b), _SUM3)), 1.0)  # no division by zero on black
-        self.image = b
+        # Kept as 8-bit (it is one): a float copy is 18 MB at 1456 x 1088, and only small windows of it are read.
+        self.image = np.ascontiguousarray(image, dtype=np.uint8)
         self.norm = norm
-        self.unit = cv2.divide(b, cv2.merge([norm, norm, norm]))
+        self.unit = cv2.divide(b, cv2.merge([norm, norm, norm]), dst=b)  # in place: one full float image fewer
 
     def difference(self, frame: np.ndarray, params: DifferenceParams,
                    window: tuple[slice, slice] | None = None) -> np.ndarray:
@@ -101,13 +102,22 @@ class BackgroundModel:
 
     def _prepare(self) -> None:
         full = np.clip(self._acc, 0, 255).astype(np.uint8)
-        self.full = ColourReference(full)
+        self._full: ColourReference | None = None
         if self.scale > 1:
             h, w = full.shape[:2]
             low = cv2.resize(full, (w // self.scale, h // self.scale), interpolation=cv2.INTER_AREA)
         else:
             low = full
         self.low = ColourReference(low)
+
+    @property
+    def full(self) -> ColourReference:
+        """The full-resolution reference, made when first asked for: the models made on the way to an empty table
+        (``BallDetector.background_without_empty_table``) are only searched at the reduced resolution, and each
+        full one is 40 MB at 1456 x 1088."""
+        if self._full is None:
+            self._full = ColourReference(np.clip(self._acc, 0, 255).astype(np.uint8))
+        return self._full
 
     @property
     def image(self) -> np.ndarray:
