@@ -9,7 +9,8 @@ Per ball, from the pixels within 0.75 of its radius (the rim is shaded and mixed
   camera shows its band only there, where a cue ball stays white;
 - the body colour: the median L, a, b of the pixels that are not white (of all of them for a white ball).
 
-Each kind of the discipline (``vision.ball_colours``) is a diagonal Gaussian over these six features. The default
+Each kind of the discipline (``vision.ball_colours``) is a diagonal Gaussian over these six features, with a term
+on the hue (the angle of a*, b*) between plainly coloured balls and kinds, which the light moves least. The default
 means come from the true colours (a lit ball's median is close to its colour under the lamp); ``fit`` replaces
 them by what this camera sees, from balls whose ids are known (the opening layout puts each ball on its spot).
 Probabilities are spread evenly over the ids a kind stands for (the reds), which the tracker then tells apart.
@@ -83,7 +84,7 @@ def _disc(px: np.ndarray, radius: np.ndarray, size: int, origin: np.ndarray, sha
 
 
 def ball_features(frame: np.ndarray, px: np.ndarray, radius: np.ndarray) -> np.ndarray:
-    """The colour features (N, 5) of balls seen at ``px`` (N, 2) with silhouette radii ``radius`` (N,)."""
+    """The colour features (N, 6) of balls seen at ``px`` (N, 2) with silhouette radii ``radius`` (N,)."""
     px = np.asarray(px, dtype=np.float64).reshape(-1, 2)
     radius = np.asarray(radius, dtype=np.float64).reshape(-1)
     n = len(px)
