@@ -5,12 +5,14 @@
 Renders random shots of the discipline through the Pi Global Shutter camera (``sim.scenario``: the cue, the
 strike, the balls running and coming to rest, sensor noise, JPEG), then runs the pipeline over every frame twice,
 frame by frame in alternation so that the machine's load falls on both alike: the detector that looks only where
-the frame changed (``vision.incremental``) and the whole-frame one (``--default-only``: the default alone).
-CPU time of this process, OpenCV and the BLAS held to one thread. Prints, for each, the median and 90th percentile per frame of the pipeline's
-stages (detect, track, segment, total) and of the detector's own (the change map, foreground, candidates, smears,
-ray fit, pixel-to-cloth, identity, the empty table's update), the frame rate implied on a Raspberry Pi 5, whose
-core is taken as 3.5 times slower than this one (the issue's 3-4x; the Global Shutter camera gives 60 fps), and
-the process's peak resident memory.
+the frame changed (``vision.incremental``, the default) and the whole-frame one (``--default-only``: the default
+alone). CPU time of the timing process, OpenCV and the BLAS held to one thread. Prints, for each, the median and
+90th percentile per frame of the pipeline's stages (detect, track, segment, total) and of the detector's own (the
+change map, foreground, candidates, smears, ray fit, pixel-to-cloth, identity, the empty table's update), the
+frame rate implied on a Raspberry Pi 5, whose core is taken as 3.5 times slower than this one (the issue's 3-4x;
+the Global Shutter camera gives 60 fps), and the peak resident memory of the default pipeline alone. The clips are rendered in a process of their own, timed
+in another, and run once more for memory each in a process of its own, as the replay runs one pipeline a process
+(spawned, so neither the renderer nor the second pipeline counts; the largest peak is printed).
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import collections  # noqa: E402
 import inspect  # noqa: E402
 import itertools  # noqa: E402
+import multiprocessing  # noqa: E402
 import resource  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -31,8 +35,6 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from calibration.file import read_calibration  # noqa: E402
-from sim.clip import write_clip  # noqa: E402
-from sim.scenario import random_scenario  # noqa: E402
 from vision.frame_detector import FrameDetector  # noqa: E402
 from vision.live import balls_for, lookalikes_for  # noqa: E402
 from vision.pipeline import VisionPipeline  # noqa: E402
@@ -86,6 +88,67 @@ def _cell(v: list[float]) -> str:
     return f"{np.median(v):.2f} / {np.percentile(v, 90):.2f}"
 
 
+def _render_clips(discipline: str, seeds: list[int], size: tuple[int, int], fps: float, folder: str
+                  ) -> list[tuple[str, str]]:
+    """The random shots rendered into ``folder``: (video, calibration file) each. Run in a process of its own: the
+    renderer's memory is not the pipeline's."""
+    from sim.clip import write_clip
+    from sim.scenario import random_scenario
+    out = []
+    for seed in seeds:
+        sc = random_scenario(discipline, seed, camera={"sensor": "pi_gs", "size": list(size), "fps": fps})
+        clip = write_clip(sc, folder)
+        out.append((str(clip.video), str(clip.calib)))
+    return out
+
+
+def _time_clips(discipline: str, clips: list[tuple[str, str]], fps: float, modes: tuple
+                ) -> tuple[dict[str, dict[str, list[float]]], int]:
+    """Each clip through a pipeline per mode, frame by frame in alternation, every stage timed; and the frames."""
+    cv2.setNumThreads(1)
+    times = {mode: {s: [] for s in STAGES + DETECTOR_STAGES} for mode, _, _ in modes}
+    n_frames = 0
+    for video, calib_file in clips:
+        calib = read_calibration(calib_file)
+        frames = _frames(video)
+        still = list(itertools.islice(frames, WARMUP))
+        pipelines = {mode: _pipeline(calib, discipline, still, incremental=inc) for mode, _, inc in modes}
+        for n, frame in enumerate(itertools.chain(still, frames)):
+            t = n / fps
+            for mode, _, _ in modes:
+                _step(pipelines[mode], frame, t, times[mode])
+            n_frames += 1
+        del still, pipelines
+    return times, n_frames
+
+
+def _pipeline_peak_mb(discipline: str, clips: list[tuple[str, str]], fps: float) -> float:
+    """Peak resident memory (MB) of a fresh process that runs the default pipeline alone over the clips: what the
+    device holds (the frames streamed from the file, as from the camera; no renderer, no second pipeline)."""
+    cv2.setNumThreads(1)
+    for video, calib_file in clips:
+        calib = read_calibration(calib_file)
+        frames = _frames(video)
+        pending = collections.deque(itertools.islice(frames, WARMUP))
+        p = _pipeline(calib, discipline, list(pending), incremental=_DEFAULT_INCREMENTAL)
+        n = 0
+        while pending:  # as the replay does: each warm-up frame let go once processed
+            p.process(pending.popleft(), n / fps)
+            n += 1
+        for frame in frames:
+            p.process(frame, n / fps)
+            n += 1
+        del p
+    # ru_maxrss is in kilobytes on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _in_fresh_process(fn, *args):
+    """``fn(*args)`` in a new interpreter (spawned, not forked: nothing of this process's memory comes along)."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(fn, args)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--discipline", default="three_cushion")
@@ -103,25 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--size must be WIDTHxHEIGHT, got {args.size!r}")
     if args.shots < 1 or args.fps <= 0:
         ap.error("--shots must be >= 1 and --fps positive")
-    cv2.setNumThreads(1)
     modes = tuple(m for m in MODES if m[2] == _DEFAULT_INCREMENTAL) if args.default_only else MODES
-    times = {mode: {s: [] for s in STAGES + DETECTOR_STAGES} for mode, _, _ in modes}
-    n_frames = 0
+    seeds = [args.seed + k for k in range(args.shots)]
     with tempfile.TemporaryDirectory() as tmp:
-        for k in range(args.shots):
-            sc = random_scenario(args.discipline, args.seed + k,
-                                 camera={"sensor": "pi_gs", "size": [w, h], "fps": args.fps})
-            clip = write_clip(sc, tmp)
-            calib = read_calibration(clip.calib)
-            frames = _frames(clip.video)
-            still = list(itertools.islice(frames, WARMUP))
-            pipelines = {mode: _pipeline(calib, args.discipline, still, incremental=inc) for mode, _, inc in modes}
-            for n, frame in enumerate(itertools.chain(still, frames)):
-                t = n / args.fps
-                for mode, _, _ in modes:
-                    _step(pipelines[mode], frame, t, times[mode])
-                n_frames += 1
-            del still, pipelines
+        clips = _in_fresh_process(_render_clips, args.discipline, seeds, (w, h), args.fps, tmp)
+        times, n_frames = _in_fresh_process(_time_clips, args.discipline, clips, args.fps, modes)
+        # One clip a process, as the replay runs one pipeline a process: the largest peak.
+        peak_mb = max(_in_fresh_process(_pipeline_peak_mb, args.discipline, [c], args.fps) for c in clips)
     print(f"bench_speed: {args.discipline}, {args.shots} shots, {n_frames} frames at {w}x{h} {args.fps:g} fps, "
           f"one core, CPU ms per frame (median / p90)")
     print("detector | " + " | ".join(STAGES) + " | Pi 5 fps (median total x 3.5)")
@@ -136,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label} | " + " | ".join(_cell(times[mode][s]) for s in DETECTOR_STAGES))
     if len(med) == 2:
         print(f"ratio whole / changed (median total): {med['whole'] / med['changed']:.2f}")
-    # ru_maxrss is in kilobytes on Linux: the peak over the run, the rendered clips held in memory included.
-    print(f"peak resident memory: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    print(f"peak resident memory of the default pipeline alone (a fresh process a clip, frames streamed from it as "
+          f"the replay does): {peak_mb:.0f} MB")
     return 0
 
 
