@@ -10,9 +10,10 @@ alone). CPU time of the timing process, OpenCV and the BLAS held to one thread. 
 90th percentile per frame of the pipeline's stages (detect, track, segment, total) and of the detector's own (the
 change map, foreground, candidates, smears, ray fit, pixel-to-cloth, identity, the empty table's update), the
 frame rate implied on a Raspberry Pi 5, whose core is taken as 3.5 times slower than this one (the issue's 3-4x;
-the Global Shutter camera gives 60 fps), and the peak resident memory of the default pipeline alone. The clips are rendered in a process of their own, timed
-in another, and run once more for memory each in a process of its own, as the replay runs one pipeline a process
-(spawned, so neither the renderer nor the second pipeline counts; the largest peak is printed).
+the Global Shutter camera gives 60 fps), and the peak resident memory of the default pipeline alone. The clips
+are rendered in a process of their own, timed in another, and run once more for memory each in a process of its
+own, as the replay runs one pipeline a process (spawned, so neither the renderer nor the second pipeline counts;
+the largest peak is printed).
 """
 
 from __future__ import annotations
