@@ -189,3 +189,34 @@ def test_the_pipeline_renames_the_tracks_before_the_first_shot():
     assert pipe.resting.decided
     assert np.allclose(pipe.last_positions[POOL.index("cue")], [300.0, 600.0])
     assert np.allclose(pipe.last_positions[POOL.index("9")], [500.0, 2000.0])
+
+
+def test_the_whites_are_named_by_their_dots_as_the_first_shot_opens_not_when_it_closes():
+    """Mid-game, the tracker placed the dotted ball under the name white (a poor first reading). The dots seen at
+    rest rename the two as soon as the shot opens: during the shot the moving dotted ball is already the spot, so
+    the detector's own reading at a close pass (a kiss) agrees with the names instead of pulling them across."""
+    class Rolling:
+        def __init__(self):
+            self.n = 0
+
+        def detect(self, image, t):
+            self.n += 1
+            xy = np.array([AT["white"], AT["spot"], AT["red"]])
+            if self.n > 40:  # the ball at AT["white"] (the dotted one) rolls up the table at 3 m/s
+                xy[0, 1] += 3000.0 * (self.n - 40) / 60
+            lean = 0.6 if self.n <= 12 else 0.5  # the placing frames read the dotted ball as the plain white
+            probs = np.array([[lean, 1 - lean, 0.0], [1 - lean, lean, 0.0], [0.0, 0.0, 1.0]])
+            return Detections(t, xy, xy / 4, np.full(3, 12.0), np.ones(3), WHITES, probs)
+
+    pipe = VisionPipeline(Rolling(), WHITES, CAROM, cue_ball=lambda: "white", lookalikes=("white", "spot"))
+    image = _still_view(dotted_at=AT["white"])
+    for k in range(40):
+        assert pipe.process(image, k / 60) is None
+    assert np.allclose(pipe.last_positions[WHITES.index("white")], AT["white"])  # placed under the wrong name
+    for k in range(40, 50):
+        assert pipe.process(image, k / 60) is None  # the shot is open, not closed
+    assert pipe.segmenter.open is not None
+    spot = pipe.last_positions[WHITES.index("spot")]
+    assert spot[0] == AT["white"][0] and spot[1] > AT["white"][1] + 100.0  # the rolling dotted ball is the spot
+    # ... in the whole window the segmenter holds, its preroll at rest included (the strike is fitted on it)
+    assert all(f.xy[WHITES.index("spot"), 0] == AT["white"][0] for f in pipe.segmenter.open)

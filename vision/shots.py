@@ -89,10 +89,12 @@ class ShotSegmenter:
         """Exchange two balls' labels (found the wrong way round) everywhere the segmenter keeps them: their
         resting points, their columns in the frames kept before a shot opens (the next strike's fit reads them:
         left as they were, the preroll would show the two balls jumping onto each other) and their counts of
-        frames off rest."""
+        frames off rest; and, when a shot is open, in its frames so far (the two named as the shot opens)."""
         i, j = self.balls.index(a), self.balls.index(b)
         self.rest[[i, j]] = self.rest[[j, i]]
-        for frame in self.history:
+        # The open window begins with the preroll's frames themselves: each frame swapped once.
+        frames = {id(f): f for f in list(self.history) + list(self.open or ())}
+        for frame in frames.values():
             frame.xy[[i, j]] = frame.xy[[j, i]]
         self.moving_frames[[i, j]] = self.moving_frames[[j, i]]
 
