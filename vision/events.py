@@ -318,6 +318,11 @@ class _Finder:
                 g0, g1 = gap[crossing[0] - 1], gap[crossing[0]]
                 tc = float(ts[crossing[0] - 1] + (ts[crossing[0]] - ts[crossing[0] - 1]) * g0 / (g0 - g1))
         elif gap.min() <= self.c.contact_slack_mm:
+            # A graze: the fitted paths come near 2R without reaching it. Not with a ball at rest that stays
+            # there (a ball at rest that is touched sets off; one passed 8 mm clear, the other's path bending a
+            # little on its own, does not).
+            if any(self._resting(x, m) and not self._starts_near(x, m) for x in (i, j)):
+                return None
             tc = float(ts[int(np.argmin(gap))])
         else:
             return None
@@ -403,6 +408,10 @@ class _Finder:
         t_on, first, rest = starts[-1]
         return fit(np.concatenate([[t_on], t[first:hi]]), np.concatenate([rest[None], xy[first:hi]]))
 
+    def _starts_near(self, b: int, m: int) -> bool:
+        """Ball ``b`` sets off from rest within ``fit_frames`` of frame ``m``."""
+        return any(abs(first - m) <= self.c.fit_frames for _, first, _ in self._starts.get(b, ()))
+
     def _travels(self, b: int, m: int) -> bool:
         """Ball ``b`` goes somewhere over the ``rest_s`` either side of frame ``m``: its sightings after ``m`` are
         a median of more than half ``start_clear_mm`` from the nearest sighting before (a ball merging with the
@@ -455,13 +464,16 @@ class _Finder:
             for name, gap in (("left", x), ("right", w - x), ("bottom", y), ("top", l - y)):
                 gap_of = _GAPS[name]
                 last = -1  # the frame of this ball's last contact with this cushion
-                reach = self.r + self.c.contact_slack_mm + speed[b] * self.dt * 0.6
                 # A slow ball's candidates and approach are read off the gap with each lone misread frame taken
                 # out (rolling by a cushion, read 3 mm nearer for one frame, it has a "minimum" the fits kink
                 # at); a fast one's minimum is one frame (the median would fill it in).
                 # (The speed is the largest about the frame: a ball coming straight back off a cushion is
                 # where it was two frames before, its speed from the frames either side near nothing.)
                 near = np.max(np.stack([np.roll(speed[b], s) for s in (-2, -1, 0, 1, 2)]), axis=0)
+                # How far off the nose the nearest frame may be: what the ball travels in most of a frame, at
+                # that largest speed (at the minimum frame's own speed, a ball turned back there would have to
+                # be seen within a few mm of the nose: at 2 m/s and 50 Hz it is up to 20 mm off it).
+                reach = self.r + self.c.contact_slack_mm + near * self.dt * 0.6
                 smooth = np.where(near < self.c.slow_mm_s, _median3(gap), gap)
                 for m in _local_minima(smooth):
                     if not smooth[m] <= reach[m]:
