@@ -134,3 +134,21 @@ def test_pool_stripes_lying_cap_up_at_728x544_are_not_read_as_the_cue():
         assert not np.allclose(patch_radius(d.radius_px), d.radius_px)
     assert stripes_cue == 0
     assert right / total >= 0.95 and right > own, (right / total, own / total)
+
+
+def test_a_ball_read_alone_is_cut_at_the_last_whole_frames_median_radius():
+    """The change-gated detector reads afresh only the balls of a changed region, often one or two: their own
+    radii would shrink a cap-up stripe's patch again. The identifier remembers the last whole read's median."""
+    fresh_right = kept_right = total = 0
+    for frame, d, kinds in _played_still_frames(range(3, 5), (728, 544)):
+        fresh = BallIdentifier.for_discipline("bilhar")
+        kept = BallIdentifier.for_discipline("bilhar")
+        kept.kind_probs(frame, d)  # a whole frame read first
+        assert kept.typical_radius == pytest.approx(float(np.median(d.radius_px)))
+        names = kept.colour.kind_names
+        for k, kind in enumerate(kinds):
+            one = d.subset(np.arange(len(d)) == k)
+            fresh_right += names[int(np.argmax(fresh.kind_probs(frame, one)))] == kind
+            kept_right += names[int(np.argmax(kept.kind_probs(frame, one)))] == kind
+            total += 1
+    assert kept_right / total >= 0.9 and kept_right > fresh_right, (kept_right / total, fresh_right / total)

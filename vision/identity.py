@@ -275,6 +275,9 @@ class BallIdentifier:
         # frame's balls to kinds adds this many nats to each ball's matched kind: at 728x544 two stripes lying
         # cap-up both read as the cue, and the tracker, placing balls by these readings, left the second unplaced.
         self.one_of_each = float(one_of_each)
+        # The median radius of the last read with three balls or more: the change-gated detector reads afresh only
+        # the few balls of a changed region, whose own radii would let a cap-up stripe's patch shrink (patch_radius).
+        self.typical_radius: float | None = None
         self.classes = colour.classes
         if classifier is not None:
             missing = set(classifier.kinds) - set(colour.kind_names)
@@ -325,7 +328,10 @@ class BallIdentifier:
             if self.classifier is not None:
                 log_p = self.colour_weight * log_p
         if self.classifier is not None and len(detections):
-            cnn = self.classifier.kind_probs(frame, detections.px, patch_radius(detections.radius_px))
+            radius = np.asarray(detections.radius_px, dtype=np.float64).reshape(-1)
+            if len(radius) >= 3:
+                self.typical_radius = float(np.median(radius))
+            cnn = self.classifier.kind_probs(frame, detections.px, patch_radius(radius, self.typical_radius))
             cols = np.array(self._columns)
             extra = np.where(cols[None, :] >= 0, np.log(np.maximum(cnn[:, np.maximum(cols, 0)], 1e-12)), 0.0)
             log_p = log_p + self.weight * extra
@@ -348,15 +354,18 @@ class BallIdentifier:
         return replace(detections, classes=self.classes, class_probs=probs)
 
 
-def patch_radius(radius: np.ndarray) -> np.ndarray:
+def patch_radius(radius: np.ndarray, typical: float | None = None) -> np.ndarray:
     """The radius the classifier's patches are cut at: the median of the frame's balls (every ball is the same size,
     and perspective and the lens change it by a few percent across the table) once there are three, else each
     ball's own. A pool stripe lying cap-up on the blue cloth, its dark band at the rim, is found a tenth smaller
     than it is (6.0-6.3 px against 6.7 at 728x544), so a patch cut at its own radius leaves the band out and the
     net sees the cue ball: on bench_vision's bilhar clips at 728x544 (seeds 100-109, balls at rest) the net alone
-    read 0.79 of the balls right at their own radii, 0.97 at the median."""
+    read 0.79 of the balls right at their own radii, 0.97 at the median. Fewer than three balls take ``typical``
+    (an earlier frame's median) when it is known."""
     radius = np.asarray(radius, dtype=np.float64).reshape(-1)
-    return np.full_like(radius, np.median(radius)) if len(radius) >= 3 else radius
+    if len(radius) >= 3:
+        return np.full_like(radius, np.median(radius))
+    return radius if typical is None else np.full_like(radius, typical)
 
 
 LAB_TOLERANCE = 20.0  # L*, a*, b* spread of a ball's colour across cameras and lights, for the one-of-each match
