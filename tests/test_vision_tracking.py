@@ -150,3 +150,29 @@ def test_look_alike_whites_never_seen_are_placed_as_one_kind():
     # ... each where the colour model leans, whatever the detections' order: the white on the surer white (the
     # identity costs of every later frame then agree with continuity).
     assert np.allclose(out[CLASSES.index("white")], [710.0, 708.0])
+
+
+def test_a_resting_ball_hidden_for_a_frame_does_not_jump_to_a_blob_plainly_of_another_kind():
+    """A sinuca red hidden for two frames by a cue's shadow took the blob 74 mm off that read 0.998 black (the
+    brown, read as black and never placed): the jump opened a shot struck on a red. A ball at rest keeps to its
+    place; struck, its smeared blob (no kind in particular) is still followed."""
+    classes = ("red1", "red2", "black")
+    tr = BallTracker(("red1", "red2", "black"), groups=(("red1", "red2"),))
+    red_like, black_like = [0.5, 0.5, 0.0], [0.001, 0.001, 0.998]
+
+    def frame(t, points, probs):
+        pts = np.asarray(points, dtype=float)
+        return Detections(t, pts, pts, np.full(len(pts), 10.0), np.ones(len(pts)), classes, np.asarray(probs))
+
+    red1, red2, black, brown = (700.0, 2765.0), (300.0, 1000.0), (710.0, 300.0), (712.0, 2694.0)
+    for k in range(10):  # at rest, the brown's blob read as black beside the black itself
+        tr.update(frame(k / 60, [red1, red2, black, brown], [red_like, red_like, black_like, black_like]))
+    for k in (10, 11):  # red1's own blob hidden
+        out = tr.update(frame(k / 60, [red2, black, brown], [red_like, black_like, black_like]))
+        assert np.isnan(out[0]).all()
+    out = tr.update(frame(12 / 60, [red1, red2, black, brown], [red_like, red_like, black_like, black_like]))
+    assert np.allclose(out[0], red1)
+    # Struck: 80 mm in the next frame, its blob smeared and read as no kind in particular.
+    out = tr.update(frame(13 / 60, [(700.0, 2685.0), red2, black, brown],
+                          [[0.3, 0.3, 0.4], red_like, black_like, black_like]))
+    assert np.allclose(out[0], (700.0, 2685.0))

@@ -41,6 +41,10 @@ class TrackerConfig:
     identity_mm: float = 100.0  # how many mm of distance one nat of identity surprise is worth
     min_score: float = 0.2  # detections below this confidence are not used
     velocity_smoothing: float = 0.6  # weight of the newest velocity estimate
+    resting_mm_s: float = 50.0  # a ball slower than this, seen within the last ...
+    resting_unseen_frames: int = 30  # ... this many frames, is at rest ...
+    unlike_p: float = 0.05  # ... and does not jump a radius or more to a blob this unlike its kind ...
+    other_kind_p: float = 0.8  # ... that is at least this sure of another kind
 
 
 class BallTracker:
@@ -61,6 +65,8 @@ class BallTracker:
         self.unseen = np.zeros(n, dtype=int)
         self.last_frame_t: float | None = None
         self._resting_blobs: list[tuple[np.ndarray, int]] = []  # unassigned blobs that keep still: (point, frames)
+        self._members_for: tuple[str, ...] | None = None  # the classes _members was made for
+        self._members = np.zeros((0, n))
         for ball, p in (initial or {}).items():
             self.pos[balls.index(ball)] = p
 
@@ -155,7 +161,7 @@ class BallTracker:
         gate = np.maximum(np.max(np.where(close, gate[None, :], 0.0), axis=1), gate)
         unknown = np.isnan(dist)
         cost = np.where(unknown, 0.0, dist)
-        allowed = ~unknown & (dist <= gate[:, None])
+        allowed = ~unknown & (dist <= gate[:, None]) & ~self._unlike_at_rest(det, dist, speed)
         cost = cost + self._identity_cost(det)
         cost = np.where(allowed, cost, np.inf)
         pairs: list[tuple[int, int]] = []
@@ -196,6 +202,34 @@ class BallTracker:
                 if np.isfinite(swapped_cost) and swapped_cost <= cost[i, di] + cost[j, dj] + 4 * self.diameter:
                     assigned[i], assigned[j] = dj, di
         return list(assigned.items())
+
+    def _unlike_at_rest(self, det: Detections, dist: np.ndarray, speed: np.ndarray) -> np.ndarray:
+        """(B, N): a ball at rest does not jump to a blob over a radius away that plainly is another kind (nearly
+        nothing of its own kind, nearly all of one other). The sinuca reds took the unplaced brown's blob 74 mm off
+        for the two frames a cue's shadow hid their own, and each such jump opened a shot struck on a red. A ball
+        set moving is still followed: its first smeared frames read as no kind in particular."""
+        out = np.zeros(dist.shape, dtype=bool)
+        if not det.classes or not len(det):
+            return out
+        own = (det.class_probs @ self._kind_members(det.classes)).T  # (B, N): each blob's likeness to each ball
+        sure_other = det.class_probs.max(axis=1) >= self.c.other_kind_p  # (N,)
+        resting = (speed < self.c.resting_mm_s) & (self.unseen < self.c.resting_unseen_frames)
+        far = np.nan_to_num(dist, nan=0.0) > 0.5 * self.diameter
+        return resting[:, None] & far & (own < self.c.unlike_p) & sure_other[None, :]
+
+    def _kind_members(self, classes: tuple[str, ...]) -> np.ndarray:
+        """(K, B) 0/1: class k is of ball b's kind (its group's ids for a red, else its own id); a ball the
+        detector has no class for is like every blob (a column of ones over a probability row sums to 1)."""
+        if self._members_for != classes:
+            m = np.zeros((len(classes), len(self.balls)))
+            for b, ball in enumerate(self.balls):
+                if ball not in classes:
+                    m[:, b] = 1.0
+                    continue
+                group = next((g for g in self.place_groups if ball in g), (ball,))
+                m[[classes.index(x) for x in group if x in classes], b] = 1.0
+            self._members_for, self._members = classes, m
+        return self._members
 
     def _likeness(self, det: Detections, d: int, ball: str) -> float:
         """How much detection ``d`` looks like ``ball``: for a ball of a group (a red), like any of its kind."""
