@@ -66,19 +66,26 @@ def played_patches(family: str, frames: int, seed: int) -> tuple[np.ndarray, lis
         for t in moments:
             frame, truth = rend.render(float(t))
             cam = rend.cameras[rend.camera_index(float(t))]
-            names, px, rad = [], [], []
-            for b, v in truth.balls.items():
-                if v["status"] != "on_table":
-                    continue
-                centre = np.array([*v["xy"], r_mm])
-                names.append(_kind(b))
-                px.append(cam.sphere_image_centre(centre, r_mm) + rng.normal(0, 0.7, 2))
-                depth = float(np.linalg.norm(centre - cam.camera_centre))
-                rad.append(cam.focal * r_mm / depth * rng.uniform(0.95, 1.05))
+            names, px, rad = _balls_seen(truth, cam, r_mm, rng)
             if names:
-                patches.append(ball_patches(frame, np.array(px), np.array(rad)))
+                patches.append(ball_patches(frame, px, rad))
                 kinds += names
     return np.concatenate(patches), kinds
+
+
+def _balls_seen(truth, cam, r_mm: float, rng: np.random.Generator) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The kinds, image centres and radii (px) of a rendered frame's balls on the cloth, each as a detector would
+    give it: the centre off by 0.7 px, the radius by up to 5 %."""
+    names, px, rad = [], [], []
+    for b, v in truth.balls.items():
+        if v["status"] != "on_table":
+            continue
+        centre = np.array([*v["xy"], r_mm])
+        names.append(_kind(b))
+        px.append(cam.sphere_image_centre(centre, r_mm) + rng.normal(0, 0.7, 2))
+        depth = float(np.linalg.norm(centre - cam.camera_centre))
+        rad.append(cam.focal * r_mm / depth * rng.uniform(0.95, 1.05))
+    return names, np.array(px), np.array(rad)
 
 
 def still_patches(family: str, frames: int, seed: int) -> tuple[np.ndarray, list[str]]:
@@ -113,17 +120,8 @@ def still_patches(family: str, frames: int, seed: int) -> tuple[np.ndarray, list
         rend.traj = traj
         frame, truth = rend.render(0.0)
         frame = np.clip(frame * rng.uniform(0.85, 1.15, 3), 0, 255).astype(np.uint8)  # white balance, exposure
-        cam = rend.cameras[0]
-        names, px, rad = [], [], []
-        for b, v in truth.balls.items():
-            if v["status"] != "on_table":
-                continue
-            centre = np.array([*v["xy"], r_mm])
-            names.append(_kind(b))
-            px.append(cam.sphere_image_centre(centre, r_mm) + rng.normal(0, 0.7, 2))
-            depth = float(np.linalg.norm(centre - cam.camera_centre))
-            rad.append(cam.focal * r_mm / depth * rng.uniform(0.95, 1.05))
-        patches.append(ball_patches(frame, np.array(px), np.array(rad)))
+        names, px, rad = _balls_seen(truth, rend.cameras[0], r_mm, rng)
+        patches.append(ball_patches(frame, px, rad))
         kinds += names
     return np.concatenate(patches), kinds
 
