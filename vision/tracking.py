@@ -124,11 +124,12 @@ class BallTracker:
         # frame-to-frame identity costs then agree with continuity instead of pulling the two labels across. A
         # pair needs the blob to look like the ball's kind (a red like any red) by ``placed_identity``.
         options = []
+        likeness = det.class_probs @ self._kind_members(det.classes) if ready else None  # (N, B)
         for d, frames in ready:
             for b in range(len(self.balls)):
                 if b in assigned or self.unseen[b] < frames - 1 or self.balls[b] not in det.classes:
                     continue
-                kind = self._likeness(det, d, self.balls[b])
+                kind = float(likeness[d, b])  # type: ignore[index]
                 if kind >= self.c.placed_identity:
                     options.append((-float(det.class_probs[d, det.classes.index(self.balls[b])]), -kind, b, d))
         out: list[tuple[int, int]] = []
@@ -208,9 +209,8 @@ class BallTracker:
         nothing of its own kind, nearly all of one other). The sinuca reds took the unplaced brown's blob 74 mm off
         for the two frames a cue's shadow hid their own, and each such jump opened a shot struck on a red. A ball
         set moving is still followed: its first smeared frames read as no kind in particular."""
-        out = np.zeros(dist.shape, dtype=bool)
         if not det.classes or not len(det):
-            return out
+            return np.zeros(dist.shape, dtype=bool)
         own = (det.class_probs @ self._kind_members(det.classes)).T  # (B, N): each blob's likeness to each ball
         sure_other = det.class_probs.max(axis=1) >= self.c.other_kind_p  # (N,)
         resting = (speed < self.c.resting_mm_s) & (self.unseen < self.c.resting_unseen_frames)
@@ -218,8 +218,9 @@ class BallTracker:
         return resting[:, None] & far & (own < self.c.unlike_p) & sure_other[None, :]
 
     def _kind_members(self, classes: tuple[str, ...]) -> np.ndarray:
-        """(K, B) 0/1: class k is of ball b's kind (its group's ids for a red, else its own id); a ball the
-        detector has no class for is like every blob (a column of ones over a probability row sums to 1)."""
+        """(K, B) 0/1: class k is of ball b's kind (its group's ids for a red or a carom white, else its own id),
+        so that class probabilities times it are each blob's likeness to each ball; a ball the detector has no
+        class for is like every blob (a column of ones over a probability row sums to 1)."""
         if self._members_for != classes:
             m = np.zeros((len(classes), len(self.balls)))
             for b, ball in enumerate(self.balls):
@@ -230,11 +231,6 @@ class BallTracker:
                 m[[classes.index(x) for x in group if x in classes], b] = 1.0
             self._members_for, self._members = classes, m
         return self._members
-
-    def _likeness(self, det: Detections, d: int, ball: str) -> float:
-        """How much detection ``d`` looks like ``ball``: for a ball of a group (a red), like any of its kind."""
-        group = next((g for g in self.place_groups if ball in g), (ball,))
-        return float(sum(det.class_probs[d, det.classes.index(m)] for m in group if m in det.classes))
 
     def _identity_cost(self, det: Detections) -> np.ndarray:
         """(B, N): identity surprise in mm; zero where the detector gives no opinion on a ball."""
