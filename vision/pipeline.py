@@ -280,6 +280,8 @@ class RestingIdentity:
         self.kinds = tuple(dict.fromkeys(kind_of[b] for b in balls))
         self.kind_of_row = np.array([self.kinds.index(kind_of[b]) for b in balls])
         self._kind_of = kind_of
+        self._members_for: tuple[str, ...] | None = None  # the classes _member_table was made for
+        self._member_table = np.zeros((0, len(self.kinds)))
         self.c = config
         self.score = np.zeros((len(balls), len(self.kinds)))  # summed log-probabilities, track x kind
         self.count = np.zeros(len(balls))
@@ -297,14 +299,20 @@ class RestingIdentity:
             return
         # The tracker reports a ball at exactly its detection's point.
         d = np.argmin(np.linalg.norm(det.xy[None, :, :] - xy[rows][:, None, :], axis=2), axis=1)
-        member = np.zeros((len(det.classes), len(self.kinds)))
-        for c, name in enumerate(det.classes):
-            if name in self._kind_of:
-                member[c, self.kinds.index(self._kind_of[name])] = 1.0
-        kind_p = det.class_probs[d] @ member
+        kind_p = det.class_probs[d] @ self._members(det.classes)
         self.score[rows] += np.log(np.clip(kind_p, 1e-4, 1.0))
         self.count[rows] += 1
         self.frames += 1
+
+    def _members(self, classes: tuple[str, ...]) -> np.ndarray:
+        """(classes, kinds) 0/1: which kind each of the detector's classes is; made once for its classes."""
+        if self._members_for != classes:
+            m = np.zeros((len(classes), len(self.kinds)))
+            for c, name in enumerate(classes):
+                if name in self._kind_of:
+                    m[c, self.kinds.index(self._kind_of[name])] = 1.0
+            self._members_for, self._member_table = classes, m
+        return self._member_table
 
     def relabelling(self) -> np.ndarray | None:
         """Once enough still frames are in: for each ball row the row whose track it should take (a permutation),
