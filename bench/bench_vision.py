@@ -144,12 +144,6 @@ def pair_contacts(truth, found, tol_s: float = 0.02) -> tuple[list[tuple[Event, 
     return pairs, missed, [f for n, f in enumerate(f_events) if n not in used]
 
 
-def match_contacts(truth, found, tol_s: float = 0.02) -> tuple[list[float], int, int]:
-    pairs, _, _ = pair_contacts(truth, found, tol_s)
-    return [abs(f.t - e.t) for e, f in pairs], sum(e.type in CONTACTS for e in truth), \
-        sum(e.type in CONTACTS for e in found)
-
-
 def verdict_of(discipline: str, table, shot) -> tuple | str:
     """The verdict of one shot from the opening state, the side to play being whoever owns the struck ball."""
     carom = discipline in CAROM_DISCIPLINES
