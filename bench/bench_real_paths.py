@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "real" / "erdo100__3cushiontool" / "Scripts" / "08_parameter_identification" / \
     "20221225_2_Match_Ersin_Cemal.DERIVED_trajectories.csv"
 BALLS = ("white", "spot", "red")  # the data's balls 1, 2, 3: the two players' whites and the red
+ROLLING_DECEL_MM_S2 = 100.0  # a rolling ball slows at about 0.01 g on match cloth
 
 
 @dataclass(frozen=True)
@@ -91,17 +92,29 @@ def scored_by_the_match(shots: list[RealShot]) -> dict[int, bool]:
     return out
 
 
-def on_clock(samples: np.ndarray, t: np.ndarray) -> np.ndarray:
+def on_clock(samples: np.ndarray, t: np.ndarray, start: float | None = None) -> np.ndarray:
     """A ball's (x, y) at each time of ``t``: at its first sample's place until its first move, then joined by
     straight lines between samples; held before the first and after the last.
 
     The tracker logs a resting ball again only once it has moved, so its second sample comes some way into the
-    move (tens of ms after a thin kiss): the move's start is where the speed of its first two moving samples,
-    run back from the second sample, reaches the resting place."""
+    move (tens of ms after a thin kiss): the move's start is where the ball, run back from its second sample at
+    the speed of its first two moving samples and decelerating as a rolling ball does, reaches the resting place.
+    A ball whose second moving sample is its last came to rest there: it was going at least as fast as a ball
+    that stops in that distance (kissed softly, it creeps 27 mm and 6 mm more, logged 0.4 s and 1 s later: run
+    back at the 9 mm/s between those two, it would have "set off" 3 s early, before anything reached it).
+    ``start``: when the move began, where that is known otherwise (``kissed_at``)."""
     ts, xy = samples[:, 0].copy(), samples[:, 1:]
     if len(ts) > 2:
-        speed = np.linalg.norm(xy[2] - xy[1]) / max(ts[2] - ts[1], 1e-6)
-        lead = np.linalg.norm(xy[1] - xy[0]) / max(speed, 1e-6)
+        on = float(np.linalg.norm(xy[2] - xy[1]))
+        speed = on / max(ts[2] - ts[1], 1e-6)
+        if len(ts) == 3:
+            speed = max(speed, float(np.sqrt(2.0 * ROLLING_DECEL_MM_S2 * on)))
+        d = float(np.linalg.norm(xy[1] - xy[0]))
+        # d = v1 lead + a lead^2 / 2: the ball decelerates, so it was faster before its second sample.
+        a = ROLLING_DECEL_MM_S2
+        lead = (np.sqrt(speed * speed + 2.0 * a * d) - speed) / a
+        if start is not None and ts[0] < start < ts[1]:
+            lead = ts[1] - start
         ts[0] = ts[1] - float(np.clip(lead, 1e-3, ts[1] - ts[0]))  # at rest until the move begins
     k = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(ts) - 1)  # the sample at or before each time
     nxt = np.minimum(k + 1, len(ts) - 1)
@@ -110,11 +123,32 @@ def on_clock(samples: np.ndarray, t: np.ndarray) -> np.ndarray:
     return xy[k] * (1.0 - w) + xy[nxt] * w
 
 
+def kissed_at(shot: RealShot, ball: str, radius: float, slack_mm: float = 3.0, step_s: float = 0.002
+              ) -> float | None:
+    """When another ball first reached ``ball`` at rest, between its last resting sample and its first moving
+    one: the other's centre within 2R (and ``slack_mm``) of its resting place. None if none did (the cue ball).
+
+    A ball at rest sets off only when something reaches it, so that is when its move began: a softly kissed ball
+    creeps, and its first moving sample, 0.4 s after the kiss, says too little of its speed to run it back."""
+    s = shot.samples[ball]
+    if len(s) < 2:
+        return None
+    t = np.arange(s[0, 0], s[1, 0], step_s)
+    near = np.zeros(len(t), dtype=bool)
+    for other in BALLS:
+        if other != ball:
+            gap = np.linalg.norm(on_clock(shot.samples[other], t) - s[0, 1:], axis=1) - 2 * radius
+            near |= gap <= slack_mm
+    hit = np.nonzero(near)[0]
+    return float(t[hit[0]]) if len(hit) else None
+
+
 def replay_paths(shot: RealShot, table: TableSpec, fps: float, lead_s: float = 0.5, tail_s: float = 1.0
                  ) -> list[Shot]:
     """The Shot records the segmenter closes when fed this shot's paths frame by frame, as the tracker would."""
     t = np.arange(-lead_s, shot.t_end + tail_s, 1.0 / fps)
-    xy = np.stack([on_clock(shot.samples[b], t) for b in BALLS], axis=1)  # (frames, balls, 2)
+    xy = np.stack([on_clock(shot.samples[b], t, kissed_at(shot, b, table.ball_radius)) for b in BALLS],
+                  axis=1)  # (frames, balls, 2)
     struck = shot.first_mover
     seg = ShotSegmenter(BALLS, table, cue_ball=lambda: struck, strikers=("white", "spot"))
     out = [s for s in (seg.feed(float(ti), xi) for ti, xi in zip(t, xy)) if s is not None]
