@@ -125,22 +125,36 @@ def on_clock(samples: np.ndarray, t: np.ndarray, start: float | None = None) -> 
 
 def kissed_at(shot: RealShot, ball: str, radius: float, slack_mm: float = 3.0, step_s: float = 0.002
               ) -> float | None:
-    """When another ball first reached ``ball`` at rest, between its last resting sample and its first moving
-    one: the other's centre within 2R (and ``slack_mm``) of its resting place. None if none did (the cue ball).
+    """When another ball reached ``ball`` at rest and set it off, between its last resting sample and its first
+    moving one: the other's centre within 2R (and ``slack_mm``) of its resting place, on the side it then left
+    from (a kissed ball leaves along the line of centres; a pass a millimetre clear on the other side, seconds
+    earlier, set nothing off). None if none did (the cue ball).
 
     A ball at rest sets off only when something reaches it, so that is when its move began: a softly kissed ball
     creeps, and its first moving sample, 0.4 s after the kiss, says too little of its speed to run it back."""
     s = shot.samples[ball]
     if len(s) < 2:
         return None
+    rest = s[0, 1:]
+    way = (s[1, 1:] - rest) / max(float(np.linalg.norm(s[1, 1:] - rest)), 1e-9)
     t = np.arange(s[0, 0], s[1, 0], step_s)
-    near = np.zeros(len(t), dtype=bool)
+    best: tuple[float, float] | None = None  # (how well the line of centres points the way it left, time)
     for other in BALLS:
-        if other != ball:
-            gap = np.linalg.norm(on_clock(shot.samples[other], t) - s[0, 1:], axis=1) - 2 * radius
-            near |= gap <= slack_mm
-    hit = np.nonzero(near)[0]
-    return float(t[hit[0]]) if len(hit) else None
+        if other == ball:
+            continue
+        p = on_clock(shot.samples[other], t)
+        gap = np.linalg.norm(p - rest, axis=1) - 2 * radius
+        near = gap <= slack_mm
+        # Each approach (a run of near steps) is met at its first step, its line of centres at its closest.
+        starts = np.nonzero(near & ~np.concatenate([[False], near[:-1]]))[0]
+        for k0 in starts:
+            k1 = k0 + int(np.argmax(~near[k0:])) if not near[k0:].all() else len(t)
+            kc = k0 + int(np.argmin(gap[k0:k1]))
+            line = (rest - p[kc]) / max(float(np.linalg.norm(rest - p[kc])), 1e-9)
+            along = float(line @ way)
+            if along > 0.5 and (best is None or along > best[0]):
+                best = (along, float(t[k0]))
+    return None if best is None else best[1]
 
 
 def replay_paths(shot: RealShot, table: TableSpec, fps: float, lead_s: float = 0.5, tail_s: float = 1.0

@@ -513,3 +513,32 @@ def test_a_ball_passing_7_mm_clear_of_one_at_rest_turning_a_little_there_does_no
     xy = xy + np.random.default_rng(0).normal(0.0, 0.3, xy.shape)
     ev = find_events(Paths(("white", "spot", "red"), t, xy), CAROM).events
     assert [e.type for e in ev if e.type is not EventType.CUSHION] == [EventType.STRIKE], ev
+
+
+def _dying_onto(fps, seed, v_contact, white_in_way=True):
+    """The spot struck at 300 mm/s and slowing at 50 mm/s^2 (a long roll on match cloth) reaches the white full
+    on at ``v_contact``: the white takes its speed and creeps 25 mm, clear of its resting point only after many
+    frames (the cue ball dying onto the second object ball; real shot 545651). Without the white the spot just
+    crawls to a stop."""
+    r = CAROM.ball_radius
+    d = (300.0 ** 2 - v_contact ** 2) / (2 * 50.0)
+    spot = np.array([700.0, 600.0])
+    white = spot + np.array([0.0, d + 2 * r]) if white_in_way else np.array([1200.0, 2500.0])
+    return simulate(CAROM, {"spot": tuple(spot), "white": tuple(white), "red": (300.0, 2700.0)},
+                    {"spot": (0.0, 300.0)}, 7.0, fps=fps, noise_mm=0.3, step=2e-4, decel=0.05, seed=seed)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_ball_kissed_at_a_crawl_creeps_off_and_was_met(seed):
+    paths, truth = _dying_onto(60.0, seed, 50.0)
+    ev = find_events(paths, CAROM, strikers=("spot", "white")).events
+    t_kiss = next(t for t, kind, _ in truth if kind == "ball_ball")
+    assert [e.type for e in ev] == [EventType.STRIKE, EventType.BALL_BALL], ev
+    assert abs(ev[1].t - t_kiss) < 0.2  # a 5 cm/s kiss is timed to a few frames: nothing else happens about then
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_ball_crawling_to_a_stop_does_not_set_off_again(seed):
+    paths, _ = _dying_onto(60.0, seed, 50.0, white_in_way=False)
+    ev = find_events(paths, CAROM, strikers=("spot", "white")).events
+    assert [e.type for e in ev] == [EventType.STRIKE], ev

@@ -46,6 +46,7 @@ class EventConfig:
     vanish_frames: int = 3  # a ball unseen this many frames at the end of a shot has gone (pocket / off table)
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
+    creep_s: float = 1.0  # ... or, rested a while before, this far within this long and staying clear (kissed softly)
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
     bridge_frames: int = 3  # gaps this short in a ball's path are bridged when looking for its contacts
     pocket_rim_mm: float = 6.0  # a ball's centre read this far beyond a pocket's mouth may already be going in
@@ -570,7 +571,7 @@ class _Finder:
                 # frames. A ball creeping to a stop, or a detection shifting by a couple of mm, is not a start.
                 ahead = window(first, first + 8, big_m)
                 clear = np.nanmax(np.linalg.norm(xy[b, ahead] - rest, axis=1), initial=0.0)
-                if not clear > self.c.start_clear_mm:
+                if not clear > self.c.start_clear_mm and not self._creeps_off(b, first, rest):
                     k = first + 1
                     continue
                 # Refine the resting point with the still frames just before the move.
@@ -588,6 +589,26 @@ class _Finder:
                     self._clear_t[(ball, t_on)] = float(t[ahead][far[0]]) if len(far) else t_on
                 k = self._next_rest(b, first)
         return out
+
+    def _creeps_off(self, b: int, first: int, rest: np.ndarray) -> bool:
+        """A ball kissed softly (the cue ball dying onto it at a few cm/s) creeps off, clear of its resting point
+        only after many frames: it set off if it had rested there a while before, went faster after than before
+        (a ball crawling to a stop, a few mm a second, slows down), and gets clear within ``creep_s`` and is
+        still clear at its end (a misread frame, a merging blob's drag, comes back)."""
+        xy, big_m = self.p.xy[b], len(self.p.t)
+        n_rest = int(np.ceil(self.c.rest_s / self.dt))
+        before = xy[window(first - n_rest, first, big_m)]
+        before = before[~np.isnan(before[:, 0])]
+        if len(before) < n_rest // 2 or np.max(np.linalg.norm(before - rest, axis=1)) > self.c.rest_mm:
+            return False
+        soon = xy[window(first, first + n_rest, big_m)]
+        soon = soon[~np.isnan(soon[:, 0])]
+        crawled = float(np.linalg.norm(before[-1] - before[0]))
+        if not len(soon) or float(np.linalg.norm(soon[-1] - before[-1])) < 3.0 * crawled + self.c.rest_mm:
+            return False
+        after = xy[window(first, first + int(np.ceil(self.c.creep_s / self.dt)), big_m)]
+        off = np.linalg.norm(after[~np.isnan(after[:, 0])] - rest, axis=1)
+        return len(off) >= 4 and bool(np.min(off[-3:]) > self.c.start_clear_mm)
 
     def _onset_line(self, b: int, first: int, rest: np.ndarray) -> tuple[float, float] | None:
         """(slope, intercept) of the distance from the resting point over the first moving frames: as many of
