@@ -104,11 +104,14 @@ def on_clock(samples: np.ndarray, t: np.ndarray, start: float | None = None) -> 
     back at the 9 mm/s between those two, it would have "set off" 3 s early, before anything reached it).
     ``start``: when the move began, where that is known otherwise (``kissed_at``)."""
     ts, xy = samples[:, 0].copy(), samples[:, 1:]
-    if len(ts) > 2:
-        on = float(np.linalg.norm(xy[2] - xy[1]))
-        speed = on / max(ts[2] - ts[1], 1e-6)
-        if len(ts) == 3:
-            speed = max(speed, float(np.sqrt(2.0 * ROLLING_DECEL_MM_S2 * on)))
+    if len(ts) >= 2:
+        # Its one moving sample the log's last, the ball may have stopped there: going at least 0 mm/s.
+        speed = 0.0
+        if len(ts) > 2:
+            on = float(np.linalg.norm(xy[2] - xy[1]))
+            speed = on / max(ts[2] - ts[1], 1e-6)
+            if len(ts) == 3:
+                speed = max(speed, float(np.sqrt(2.0 * ROLLING_DECEL_MM_S2 * on)))
         d = float(np.linalg.norm(xy[1] - xy[0]))
         # d = v1 lead + a lead^2 / 2: the ball decelerates, so it was faster before its second sample.
         a = ROLLING_DECEL_MM_S2

@@ -73,6 +73,14 @@ def test_a_ball_that_creeps_to_a_stop_is_not_run_back_at_its_creeping_speed() ->
     assert abs(t[np.argmax(moved)] - 12.98) < 0.03
 
 
+def test_a_ball_logged_once_on_the_move_at_the_logs_end_is_not_spread_over_the_whole_shot() -> None:
+    """Shot 545750: the red, kissed at the very end, is logged at rest and once 16 mm on, 10.6 s later."""
+    samples = np.array([[0.0, 1042.8, 2049.6], [10.634, 1040.7, 2034.0]])
+    t = np.arange(0.0, 10.634, 0.02)
+    moved = np.linalg.norm(on_clock(samples, t) - samples[0, 1:], axis=1) > 0.5
+    assert 9.9 < t[np.argmax(moved)] < 10.6  # a ball that stops within 16 mm took under a second to get there
+
+
 def test_a_ball_kissed_softly_starts_when_the_other_reaches_it(match) -> None:
     """Shot 545660: the spot rolls by the red at 0.1 m/s, 2R from it at about 7.55 s; the red is logged moving
     only at 8.05 s."""
