@@ -220,3 +220,27 @@ def test_the_whites_are_named_by_their_dots_as_the_first_shot_opens_not_when_it_
     assert spot[0] == AT["white"][0] and spot[1] > AT["white"][1] + 100.0  # the rolling dotted ball is the spot
     # ... in the whole window the segmenter holds, its preroll at rest included (the strike is fitted on it)
     assert all(f.xy[WHITES.index("spot"), 0] == AT["white"][0] for f in pipe.segmenter.open)
+
+
+def test_a_first_shot_the_clip_ends_in_is_named_as_one_that_closed():
+    """The clip ends while the first shot still runs (a recording stopped, the camera gone): the shot ``flush``
+    hands over is named by the same rule as one that closed. No dots resolved here, so the struck white is the
+    side to play's."""
+    class Rolling:
+        def __init__(self):
+            self.n = 0
+
+        def detect(self, image, t):
+            self.n += 1
+            xy = np.array([AT["white"], AT["spot"], AT["red"]])
+            if self.n > 40:
+                xy[0, 1] += 3000.0 * (self.n - 40) / 60
+            probs = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
+            return Detections(t, xy, xy / 4, np.full(3, 12.0), np.ones(3), WHITES, probs)
+
+    pipe = VisionPipeline(Rolling(), WHITES, CAROM, cue_ball=lambda: "spot", lookalikes=("white", "spot"))
+    image = _still_view(dotted_at=None)
+    for k in range(50):
+        assert pipe.process(image, k / 60) is None
+    shot = pipe.flush()
+    assert shot is not None and shot.struck_ball == "spot"

@@ -183,7 +183,11 @@ class VisionPipeline:
         self.segmenter.gap(t0, t1)
 
     def flush(self) -> Shot | None:
-        return self.segmenter.flush()
+        """The shot still open when the frames end (the clip's last, a camera gone), named as a closed one is."""
+        shot = self.segmenter.flush()
+        if shot is not None and not self.settled:
+            shot = self._settle_lookalikes(shot)
+        return shot
 
 
 @dataclass(frozen=True)
