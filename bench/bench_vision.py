@@ -20,8 +20,10 @@ cut the window there), else ``events``.
 
 ``--cache DIR`` keeps each rendered clip (and what the segmenter was fed, frame by frame) in DIR, so a second run
 renders nothing; ``--offline`` then re-runs only segmentation and events on those recorded frames (seconds for a
-whole run: for iterating on ``vision/events.py`` and ``vision/shots.py``; its verdicts skip the replay's
-mid-game and look-alike handling, so quote the full run's).
+whole run: for iterating on ``vision/events.py`` and ``vision/shots.py``). The labels are exchanged where the
+replay exchanged them (the carom whites named at the first shot's opening or close, resting balls relabelled), so
+an offline run of an unchanged segmenter gives the replay's shots; clips cached before the exchanges were recorded
+replay without them (their whites may read as swapped: re-run once without ``--offline``).
 
 The snooker reds are told apart by continuity only: vision's names for them are its own, so the reds are compared
 as one kind. In Chapó and the pocket games the side to play is the match's input, not vision's output: vision's
@@ -169,6 +171,7 @@ class Feed:
         self.pins: list[Any] = []
         self.gaps: list[tuple[float, float]] = []
         self.at_gap: list[int] = []  # the frame count when each gap was reported
+        self.swaps: list[tuple[int, str, str]] = []  # (frame count, a, b): two labels exchanged (look-alikes named)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         return np.array(self.t), np.stack(self.xy, axis=1) if self.xy else np.zeros((len(self.balls), 0, 2))
@@ -322,7 +325,7 @@ def _replay(args: argparse.Namespace, base: str, calib) -> tuple[Any, Feed, floa
     from vision.live import balls_for
     from vision.shots import ShotSegmenter
     feed = Feed(balls_for(args.discipline, {}))
-    orig_feed, orig_gap = ShotSegmenter.feed, ShotSegmenter.gap
+    orig_feed, orig_gap, orig_swap = ShotSegmenter.feed, ShotSegmenter.gap, ShotSegmenter.swap
 
     def feed_rec(self, t, xy, pins=None):
         feed.t.append(float(t))
@@ -335,14 +338,18 @@ def _replay(args: argparse.Namespace, base: str, calib) -> tuple[Any, Feed, floa
         feed.at_gap.append(len(feed.t))
         return orig_gap(self, t0, t1)
 
-    ShotSegmenter.feed, ShotSegmenter.gap = feed_rec, gap_rec
+    def swap_rec(self, a, b):
+        feed.swaps.append((len(feed.t), a, b))
+        return orig_swap(self, a, b)
+
+    ShotSegmenter.feed, ShotSegmenter.gap, ShotSegmenter.swap = feed_rec, gap_rec, swap_rec
     try:
         t0 = time.perf_counter()
         res = run_replay(ReplaySettings(base + ".mp4", args.discipline, calib, base + ".calib.json", mid_game=True),
                          make_detector, progress=None)
         return res, feed, time.perf_counter() - t0
     finally:
-        ShotSegmenter.feed, ShotSegmenter.gap = orig_feed, orig_gap
+        ShotSegmenter.feed, ShotSegmenter.gap, ShotSegmenter.swap = orig_feed, orig_gap, orig_swap
 
 
 def _load_feed(path: str) -> Feed:
@@ -354,18 +361,31 @@ def _load_feed(path: str) -> Feed:
 
 
 def _offline_shot(args: argparse.Namespace, feed: Feed, calib, cue_ball: str):
-    """The first shot the segmenter makes of recorded frames (no detection, no tracking)."""
+    """The first shot the segmenter makes of recorded frames (no detection, no tracking), with the labels
+    exchanged where the replay exchanged them (the look-alikes named as the shot opened or closed, the resting
+    balls relabelled): the same shot as the replay's. Feeds recorded before swaps were kept have none."""
     from vision.live import strikers_for
     from vision.shots import ShotSegmenter
     seg = ShotSegmenter(feed.balls, calib.table, lambda: cue_ball, strikers=strikers_for(args.discipline))
     gaps = dict(zip(feed.at_gap, feed.gaps))
+    swaps: dict[int, list[tuple[str, str]]] = {}
+    for m, a, b in getattr(feed, "swaps", ()):
+        swaps.setdefault(m, []).append((a, b))
+    n = len(feed.t)
     for m, (t, xy, pins) in enumerate(zip(feed.t, feed.xy, feed.pins)):
         if m in gaps:
             seg.gap(*gaps[m])
+        for a, b in swaps.get(m, ()):
+            seg.swap(a, b)
         shot = seg.feed(t, xy, pins)
         if shot is not None:
+            for a, b in swaps.get(m + 1, ()):  # named as it closed: the shot handed over under the new names
+                shot = swap_ids(shot, a, b)
             return shot
-    return seg.flush()
+    shot = seg.flush()
+    for a, b in swaps.get(n, ()) if shot is not None else ():
+        shot = swap_ids(shot, a, b)
+    return shot
 
 
 def run_one(args: argparse.Namespace, seed: int) -> dict | None:
