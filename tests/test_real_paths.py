@@ -43,9 +43,9 @@ def test_the_match_data_is_read_as_the_tracker_wrote_it(match) -> None:
 def test_the_real_match_gives_one_shot_each_and_the_matchs_own_verdicts(match) -> None:
     shots, truth = match
     sc = score(shots, truth, preset("carom_match"))
-    assert sc.one_shot >= 160
+    assert sc.one_shot >= 178
     assert sc.right_ball >= sc.one_shot - 3
-    assert sc.judged >= 150 and sc.points >= 25 and sc.agree >= 0.9 * sc.judged
+    assert sc.judged >= 165 and sc.points >= 30 and sc.agree >= 0.95 * sc.judged
     # Contacts sit where the geometry says: two centres 2R apart, a centre R from the nose.
     assert abs(statistics.median(sc.pair_mm)) < 4.0 and abs(statistics.median(sc.cushion_mm)) < 2.0
     assert np.percentile(np.abs(sc.pair_mm), 90) < 12.0
