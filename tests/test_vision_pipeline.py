@@ -191,24 +191,29 @@ def test_the_pipeline_renames_the_tracks_before_the_first_shot():
     assert np.allclose(pipe.last_positions[POOL.index("9")], [500.0, 2000.0])
 
 
+class _Rolling:
+    """The three carom balls at AT; from the 41st frame the ball at AT["white"] rolls up the table at 3 m/s. The
+    first 12 frames read it as the plain white with odds ``lean`` (0.5: colour cannot tell the whites apart)."""
+
+    def __init__(self, lean: float) -> None:
+        self.n = 0
+        self.lean = lean
+
+    def detect(self, image, t):
+        self.n += 1
+        xy = np.array([AT["white"], AT["spot"], AT["red"]])
+        if self.n > 40:
+            xy[0, 1] += 3000.0 * (self.n - 40) / 60
+        lean = self.lean if self.n <= 12 else 0.5
+        probs = np.array([[lean, 1 - lean, 0.0], [1 - lean, lean, 0.0], [0.0, 0.0, 1.0]])
+        return Detections(t, xy, xy / 4, np.full(3, 12.0), np.ones(3), WHITES, probs)
+
+
 def test_the_whites_are_named_by_their_dots_as_the_first_shot_opens_not_when_it_closes():
     """Mid-game, the tracker placed the dotted ball under the name white (a poor first reading). The dots seen at
     rest rename the two as soon as the shot opens: during the shot the moving dotted ball is already the spot, so
     the detector's own reading at a close pass (a kiss) agrees with the names instead of pulling them across."""
-    class Rolling:
-        def __init__(self):
-            self.n = 0
-
-        def detect(self, image, t):
-            self.n += 1
-            xy = np.array([AT["white"], AT["spot"], AT["red"]])
-            if self.n > 40:  # the ball at AT["white"] (the dotted one) rolls up the table at 3 m/s
-                xy[0, 1] += 3000.0 * (self.n - 40) / 60
-            lean = 0.6 if self.n <= 12 else 0.5  # the placing frames read the dotted ball as the plain white
-            probs = np.array([[lean, 1 - lean, 0.0], [1 - lean, lean, 0.0], [0.0, 0.0, 1.0]])
-            return Detections(t, xy, xy / 4, np.full(3, 12.0), np.ones(3), WHITES, probs)
-
-    pipe = VisionPipeline(Rolling(), WHITES, CAROM, cue_ball=lambda: "white", lookalikes=("white", "spot"))
+    pipe = VisionPipeline(_Rolling(lean=0.6), WHITES, CAROM, cue_ball=lambda: "white", lookalikes=("white", "spot"))
     image = _still_view(dotted_at=AT["white"])
     for k in range(40):
         assert pipe.process(image, k / 60) is None
@@ -226,19 +231,7 @@ def test_a_first_shot_the_clip_ends_in_is_named_as_one_that_closed():
     """The clip ends while the first shot still runs (a recording stopped, the camera gone): the shot ``flush``
     hands over is named by the same rule as one that closed. No dots resolved here, so the struck white is the
     side to play's."""
-    class Rolling:
-        def __init__(self):
-            self.n = 0
-
-        def detect(self, image, t):
-            self.n += 1
-            xy = np.array([AT["white"], AT["spot"], AT["red"]])
-            if self.n > 40:
-                xy[0, 1] += 3000.0 * (self.n - 40) / 60
-            probs = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 1.0]])
-            return Detections(t, xy, xy / 4, np.full(3, 12.0), np.ones(3), WHITES, probs)
-
-    pipe = VisionPipeline(Rolling(), WHITES, CAROM, cue_ball=lambda: "spot", lookalikes=("white", "spot"))
+    pipe = VisionPipeline(_Rolling(lean=0.5), WHITES, CAROM, cue_ball=lambda: "spot", lookalikes=("white", "spot"))
     image = _still_view(dotted_at=None)
     for k in range(50):
         assert pipe.process(image, k / 60) is None
