@@ -18,6 +18,11 @@ from device.replay import ReplayError
 
 EXIT_BAD_INPUT = 2
 
+# FFmpeg (under OpenCV's video reader) prints its own complaint about a damaged file ("moov atom not found") on
+# stderr beside ours; the user gets our one line. OpenCV reads this when a file is opened, so setting it here is
+# in time; a user who wants FFmpeg's words sets it themselves.
+os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
+
 
 class CliError(Exception):
     """A problem to report to the user in one line."""

@@ -109,3 +109,14 @@ def test_bad_replay_input_is_one_line_and_exit_2(args, words):
                           timeout=120)
     assert proc.returncode == 2 and words in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
+
+
+def test_a_truncated_video_is_one_line_too(tmp_path):
+    """A recording cut short (the card pulled out mid-write): FFmpeg's own complaint is not printed beside ours."""
+    clip = tmp_path / "cut.mp4"
+    clip.write_bytes((CLIPS / "three_cushion_point_and_miss.mp4").read_bytes()[:200_000])
+    proc = subprocess.run([sys.executable, "-m", "device", "replay", str(clip), "--discipline", "three_cushion",
+                           "--calib", str(CLIPS / "three_cushion_point_and_miss.calib.json")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and "cannot open the video" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
