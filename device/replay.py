@@ -61,6 +61,7 @@ class ReplayResult:
     frames_dropped: int
     fps: float
     stage_ms: dict[str, float]
+    damaged_reads: int = 0  # frames the file held that could not be decoded (counted in frames_dropped too)
 
 
 def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
@@ -156,7 +157,7 @@ def run_replay(settings: ReplaySettings, make_detector: DetectorFactory,
     except SourceError as exc:
         raise ReplayError(str(exc)) from None
     return ReplayResult(shots, verdicts, log, match.summary(), unrefereed, frames_read, frames_dropped,
-                        source.fps, pipeline.times.medians_ms())
+                        source.fps, pipeline.times.medians_ms(), source.damaged_reads)
 
 
 def _mid_game_first(shot: Shot, match: Match, log: list) -> Shot:

@@ -111,6 +111,9 @@ def replay_command(args: argparse.Namespace, out: TextIO) -> int:
         write_annotated(args.video, args.annotated, result.shots, result.verdicts, calibration.camera,
                         calibration.table)
     out.write(json.dumps({"match": result.match}, separators=(",", ":")) + "\n")
+    if result.damaged_reads:
+        print(f"arbitro replay: {args.video}: {result.damaged_reads} frame(s) could not be decoded (the file is "
+              f"damaged there); read on past them, counted as dropped", file=sys.stderr)
     if result.unrefereed:
         print(f"arbitro replay: {len(result.unrefereed)} shot(s) not refereed (see the report's quality)",
               file=sys.stderr)

@@ -224,6 +224,30 @@ def test_a_missing_or_unreadable_file_is_one_clear_error(tmp_path: Path) -> None
             pass
 
 
+def damaged_copy(src: Path, dst: Path) -> Path:
+    """``src`` with 60 kB a third of the way in overwritten with noise (a bad stretch of a card)."""
+    data = bytearray(src.read_bytes())
+    start = len(data) // 3
+    data[start:start + 60_000] = np.random.default_rng(1).integers(0, 256, 60_000, dtype=np.uint8).tobytes()
+    dst.write_bytes(bytes(data))
+    return dst
+
+
+def test_a_damaged_stretch_of_a_file_is_read_past_and_its_frames_show_as_a_gap(tmp_path: Path) -> None:
+    clip = Path(__file__).resolve().parent.parent / "fixtures" / "clips" / "three_cushion_point_and_miss.mp4"
+    cap = cv2.VideoCapture(str(clip))
+    whole = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
+    fps = cap.get(cv2.CAP_PROP_FPS)
+    cap.release()
+    with VideoFileSource(str(damaged_copy(clip, tmp_path / "damaged.mp4"))) as src:
+        frames = list(iter_frames(src))
+        damaged = src.damaged_reads
+    steps = np.diff([f.t for f in frames]) * fps
+    assert damaged > 0 and len(frames) + damaged == whole  # every frame either decoded or counted
+    assert len(frames) > whole * 0.6  # the frames after the damage were read too
+    assert round(steps.max()) == damaged + 1 and np.sum(np.round(steps) > 1) == 1  # one gap, as long as the loss
+
+
 # --- the spec parser -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, spec", [

@@ -120,3 +120,21 @@ def test_a_truncated_video_is_one_line_too(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2 and "cannot open the video" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_a_damaged_stretch_mid_clip_is_read_past_said_in_one_line_and_its_shot_left_unrefereed(tmp_path):
+    from tests.test_device_sources import damaged_copy
+    clip = damaged_copy(CLIPS / "three_cushion_point_and_miss.mp4", tmp_path / "damaged.mp4")
+    report = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "device", "replay", str(clip), "--discipline", "three_cushion",
+                           "--calib", str(CLIPS / "three_cushion_point_and_miss.calib.json"), "--report",
+                           str(report)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    damaged = [line for line in proc.stderr.splitlines() if "could not be decoded" in line]
+    assert len(damaged) == 1 and "Traceback" not in proc.stderr
+    quality = json.loads(report.read_text())["quality"]
+    assert quality["frames_dropped"] > 0 and quality["frames_read"] > 400
+    # The shot the lost frames fall in is not judged on half its frames; the shot after them is.
+    assert any("frames lost" in u["why"] for u in quality["unrefereed"])
+    shots = json.loads(report.read_text())["shots"]
+    assert shots[-1]["verdict"] is not None

@@ -80,6 +80,9 @@ class OpenCVCapture:
         return frame
 
 
+MAX_DAMAGED_READS = 600  # failed reads in a row tried before a file is taken to end there (10 s at 60 fps)
+
+
 class VideoFileSource:
     """A video file, at its own rate (``realtime=True``) or as fast as it decodes."""
 
@@ -95,6 +98,8 @@ class VideoFileSource:
         self._last_t = -1.0
         self._wall0: float | None = None  # the clock when the first frame was handed out
         self._t0 = 0.0  # that frame's timestamp
+        self._frame_count = 0
+        self.damaged_reads = 0  # reads that failed inside the file, before frames that decoded again
 
     def __enter__(self) -> "VideoFileSource":
         cap = cv2.VideoCapture(self.path)
@@ -102,6 +107,7 @@ class VideoFileSource:
             cap.release()
             raise SourceError(f"{self.path}: cannot open the video file")
         self.fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
+        self._frame_count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT) or 0)  # 0: the container does not say
         self._cap = cap
         return self
 
@@ -112,11 +118,21 @@ class VideoFileSource:
             self._cap = None
 
     def read(self) -> Frame | None:
+        """The next frame, or None at the end. A damaged stretch of the file (a bad sector, a recording cut and
+        resumed) fails to decode frame after frame: while the container says frames remain, reading goes on past
+        it (up to ``MAX_DAMAGED_READS`` failures running), and the frames after keep their own times, so the
+        frames lost show as a gap in time (``damaged_reads`` counts the failures)."""
         if self._cap is None:
             raise SourceError(f"{self.name}: read before the source was opened")
         ok, image = self._cap.read()
+        failures = 0
+        while (not ok or image is None) and failures < MAX_DAMAGED_READS and self._index < self._frame_count:
+            failures += 1
+            ok, image = self._cap.read()
         if not ok or image is None:
             return None
+        if failures:
+            self.damaged_reads += failures
         t = self._timestamp()
         if self.realtime:
             self._pace(t)
