@@ -258,3 +258,21 @@ def test_the_hue_term_wraps_around():
     ll = model.kind_log_likelihood(ball)[0]
     assert ll[1] > ll[0] > ll[2]
     assert ll[1] - ll[0] < 0.01  # 2 degrees apart: a hundredth of a nat at most
+
+
+def test_a_dim_brown_is_the_brown_not_the_black():
+    """Seen on the virtual table at 1456x1088 (sinuca, still frames of seeds 106 and 109): a brown in a dim part of
+    the table has its chroma (25) under the strongly-coloured threshold, so few of its pixels count as coloured
+    (dot share 0.06-0.16, rim 0.03-0.05); with every plain colour expected at 0.95 of them it read as the black
+    (11 of 26 browns). Its L*, a*, b* are the brown's; the lit brown and the black still read as themselves."""
+    model = ColourModel("sinuca")
+    names = model.kind_names
+    balls = {"dim brown": ([21.6, 10.8, 22.5, 0.0, 0.06, 0.03], "brown"),
+             "dim brown, 109": ([23.3, 12.7, 23.7, 0.0, 0.16, 0.05], "brown"),
+             "lit brown": ([30.9, 15.2, 28.2, 0.0, 0.65, 0.28], "brown"),
+             "black": ([5.6, -0.6, 0.4, 0.02, 0.0, 0.0], "black"),
+             "lit red": ([33.5, 50.6, 31.0, 0.0, 0.97, 0.76], "red"),
+             "pink": ([59.9, 37.4, -2.4, 0.02, 0.84, 0.37], "pink")}
+    for what, (features, kind) in balls.items():
+        p = model.kind_probs(np.array([features]))[0]
+        assert names[int(np.argmax(p))] == kind, what

@@ -159,7 +159,12 @@ def _default_model(kind: Kind) -> KindModel:
     elif kind.pattern == "solid":
         white, s_white, dot, s_dot, rim, s_rim = 0.1, 0.15, 0.85 * colourful, 0.3, 0.95 * colourful, 0.25
     else:
-        white, s_white, dot, s_dot, rim, s_rim = 0.02, 0.08, 0.95 * colourful, 0.3, 0.95 * colourful, 0.3
+        # A plain coloured ball's shares of strongly coloured pixels say little its L*a*b* does not, and they swing
+        # with the light: a dim brown (true chroma 37) falls under the 30 of ``_DOT_CHROMA`` (0.06-0.85 of it over
+        # the sinuca clips at 1456x1088), and the shaded ring shows less than the middle (the rim's share 0.76 for
+        # a red, 0.16 for a brown). At 0.95 +- 0.3 the dim browns read as the black (11 of 26). Half, +- 0.4, is
+        # what is known; the black, never coloured, keeps 0 at the same spread (no kind favoured by a narrower one).
+        white, s_white, dot, s_dot, rim, s_rim = 0.02, 0.08, 0.5 * colourful, 0.4, 0.5 * colourful, 0.4
     return KindModel(kind, np.array([lab[0], lab[1], lab[2], white, dot, rim]),
                      np.array([14.0, 12.0, 12.0, s_white, s_dot, s_rim]))
 
