@@ -542,3 +542,24 @@ def test_a_ball_crawling_to_a_stop_does_not_set_off_again(seed):
     paths, _ = _dying_onto(60.0, seed, 50.0, white_in_way=False)
     ev = find_events(paths, CAROM, strikers=("spot", "white")).events
     assert [e.type for e in ev] == [EventType.STRIKE], ev
+
+
+def _slow_cut_at(fps, seed, speed):
+    """The spot at ``speed`` mm/s cutting the white at 30 degrees, 40 mm after setting off: a soft kiss."""
+    r = CAROM.ball_radius
+    cut = np.radians(30.0)
+    spot = np.array([700.0, 600.0])
+    white = spot + np.array([0.0, 40.0]) + 2 * r * np.array([np.sin(cut), np.cos(cut)])
+    return simulate(CAROM, {"spot": tuple(spot), "white": tuple(white), "red": (300.0, 2700.0)},
+                    {"spot": (0.0, speed)}, 4.0, fps=fps, noise_mm=0.4, step=1e-4, decel=0.05, seed=seed)
+
+
+@pytest.mark.parametrize("fps, seed", [(50.0, 1), (50.0, 2), (50.0, 4), (60.0, 3), (60.0, 4)])
+def test_a_soft_kiss_is_timed_by_the_kissed_balls_start_to_a_frame(fps, seed):
+    """At 90 mm/s the striker's closest approach to where the kiss put it is loosely timed (the way the white left
+    is read off its first few mm: a few degrees out is 0.1 s along a slow path); the white's start is the kiss."""
+    paths, truth = _slow_cut_at(fps, seed, 90.0)
+    ev = find_events(paths, CAROM, strikers=("spot", "white")).events
+    t_kiss = next(t for t, kind, _ in truth if kind == "ball_ball")
+    kisses = [e.t for e in ev if e.type is EventType.BALL_BALL]
+    assert len(kisses) == 1 and abs(kisses[0] - t_kiss) < 0.015, (kisses, t_kiss)

@@ -46,6 +46,7 @@ class EventConfig:
     vanish_frames: int = 3  # a ball unseen this many frames at the end of a shot has gone (pocket / off table)
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
+    slow_start_frames: int = 4  # a slow ball's start is looked for up to this many frames before it is 2 mm off
     creep_s: float = 1.0  # ... or, rested a while before, this far within this long and staying clear (kissed softly)
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
     bridge_frames: int = 3  # gaps this short in a ball's path are bridged when looking for its contacts
@@ -64,6 +65,7 @@ class EventConfig:
     # 2R behind it (against the way it left), within this many frames of its onset (see ``_met_passing``).
     passing_mm: float = 12.0
     passing_frames: int = 3
+    slow_pass_mm_s: float = 300.0  # a passing ball slower than this: the contact it made is timed by the onset
     passing_late_s: float = 0.15  # ... or up to this long after it (a ball is read setting off early, never late)
 
 
@@ -238,7 +240,7 @@ class _Finder:
         late = max(early, self.c.passing_late_s)
         span = window(k0 - self.c.passing_frames - 1, k0 + int(np.ceil(late / self.dt)) + 1, big_m)
         xy_b = _bridged(xy, self.c.bridge_frames)
-        best: tuple[float, float, int] | None = None  # (distance, time, ball)
+        best: tuple[float, float, int, float] | None = None  # (distance, time, ball, its speed)
         for o, other in enumerate(self.p.balls):
             if o == b:
                 continue
@@ -265,10 +267,14 @@ class _Finder:
             ok &= (tc >= t_on - early) & (tc <= t_on + late)
             for k in np.nonzero(ok)[0]:
                 if best is None or dist[k] < best[0]:
-                    best = (float(dist[k]), float(tc[k]), o)
+                    best = (float(dist[k]), float(tc[k]), o, float(speed[k]))
         if best is None:
             return None
-        _, tc, o = best
+        _, tc, o, pass_speed = best
+        # A ball is read setting off early, never late: the contact is not before its onset. A slow pass's closest
+        # approach is loosely timed (the way the ball left, read off its first few mm, is a few degrees out: at
+        # 90 mm/s, 10 mm along the path is 0.1 s): its contact is the onset, to a frame or two.
+        tc = t_on if pass_speed < self.c.slow_pass_mm_s else max(tc, t_on)
         pair = tuple(self.p.balls[i] for i in sorted((b, o)))
         for e in contacts:
             if e.type is EventType.BALL_BALL and set(e.balls or ()) == set(pair) and \
@@ -574,21 +580,51 @@ class _Finder:
                 if not clear > self.c.start_clear_mm and not self._creeps_off(b, first, rest):
                     k = first + 1
                     continue
-                # Refine the resting point with the still frames just before the move.
-                still = xy[b, window(first - 4, first, big_m)]
-                if (~np.isnan(still[:, 0])).any():
-                    rest = np.nanmean(still, axis=0)
-                line = self._onset_line(b, first, rest)
+                # Refine the resting point with the still frames just before the move. A slow ball (a soft kiss,
+                # under 2 mm a frame) was already going for a frame or more before it was 2 mm off: its start
+                # may lie that many frames before ``first``, and those frames are not still.
+                back = 0
+                for _ in range(2):
+                    still = xy[b, window(first - back - 4, first - back, big_m)]
+                    if (~np.isnan(still[:, 0])).any():
+                        rest = np.nanmean(still, axis=0)
+                    line = self._onset_line(b, first, rest)
+                    if line is None or line[0] <= 0:
+                        break
+                    back = min(self.c.slow_start_frames,
+                               int(np.ceil(self.c.rest_mm / (line[0] * self.dt))) - 1)
+                    back = self._moving_back(b, first, rest, back)
+                    if back <= 0:
+                        break
                 if line is not None:
                     slope, intercept = line
                     t_on = -intercept / slope if slope > 0 else t[first - 1]
-                    t_on = float(np.clip(t_on, t[max(first - 1, 0)], t[first]))
+                    t_on = float(np.clip(t_on, t[max(first - 1 - max(back, 0), 0)], t[first]))
                     out.append((t_on, ball))
                     self._starts.setdefault(b, []).append((t_on, first, rest))
                     far = np.nonzero(np.linalg.norm(xy[b, ahead] - rest, axis=1) > self.c.start_clear_mm)[0]
                     self._clear_t[(ball, t_on)] = float(t[ahead][far[0]]) if len(far) else t_on
                 k = self._next_rest(b, first)
         return out
+
+    def _moving_back(self, b: int, first: int, rest: np.ndarray, back: int) -> int:
+        """How many of the ``back`` frames before ``first`` the ball was already on its way: off its resting point
+        the way it then went. A ball whose blob merges with an approaching one's is read a mm or two towards it
+        before the kiss, against the way the kiss then sends it: those frames are not its start."""
+        xy, big_m = self.p.xy[b], len(self.p.t)
+        ahead = xy[window(first, first + self.c.fit_frames, big_m)]
+        ahead = ahead[~np.isnan(ahead[:, 0])]
+        if not len(ahead) or back <= 0:
+            return 0
+        way = ahead[-1] - rest
+        way = way / max(float(np.linalg.norm(way)), 1e-9)
+        n = 0
+        for k in range(first - 1, max(first - 1 - back, -1), -1):
+            off = xy[k] - rest
+            if np.isnan(off[0]) or float(off @ way) < 0.5 * float(np.linalg.norm(off)):
+                break
+            n += 1
+        return n
 
     def _creeps_off(self, b: int, first: int, rest: np.ndarray) -> bool:
         """A ball kissed softly (the cue ball dying onto it at a few cm/s) creeps off, clear of its resting point
