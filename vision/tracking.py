@@ -45,6 +45,8 @@ class TrackerConfig:
     resting_unseen_frames: int = 30  # ... this many frames, is at rest ...
     unlike_p: float = 0.05  # ... and does not jump a radius or more to a blob this unlike its kind ...
     other_kind_p: float = 0.8  # ... that is at least this sure of another kind
+    open_floor: float = 1e-3  # a blob plainly of a kind followed elsewhere is one still to place if it gives
+    # those kinds this much (``_open_likeness``: less is the classifier's rounding, no resemblance at all)
 
 
 class BallTracker:
@@ -124,14 +126,15 @@ class BallTracker:
         # frame-to-frame identity costs then agree with continuity instead of pulling the two labels across. A
         # pair needs the blob to look like the ball's kind (a red like any red) by ``placed_identity``.
         options = []
-        likeness = det.class_probs @ self._kind_members(det.classes) if ready else None  # (N, B)
+        if ready:
+            likeness, share = self._open_likeness(det, assigned)
         for d, frames in ready:
             for b in range(len(self.balls)):
                 if b in assigned or self.unseen[b] < frames - 1 or self.balls[b] not in det.classes:
                     continue
-                kind = float(likeness[d, b])  # type: ignore[index]
+                kind = float(likeness[d, b])
                 if kind >= self.c.placed_identity:
-                    options.append((-float(det.class_probs[d, det.classes.index(self.balls[b])]), -kind, b, d))
+                    options.append((-float(share[d, det.classes.index(self.balls[b])]), -kind, b, d))
         out: list[tuple[int, int]] = []
         used: set[int] = set()
         for _, _, b, d in sorted(options):
@@ -141,6 +144,26 @@ class BallTracker:
             assigned.add(b)
             used.add(d)
         return out
+
+    def _open_likeness(self, det: Detections, assigned: set[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(N, B) each blob's likeness to each ball's kind and (N, K) its class probabilities, for a blob placed
+        where no ball is expected. The set of balls is known: a blob that plainly is a ball (``other_kind_p`` of
+        one kind) of a kind whose every ball is followed elsewhere in this frame is one of the kinds still to
+        place, so for it both are taken over those kinds only. At 1456x1088 the classifier read a pool 11 lying
+        still as the 15 at 0.99 frame after frame, the 15 itself tracked across the table: the 11 was never
+        placed, and the 7, lost into a pocket, later took its blob (the pocket not called)."""
+        members = self._kind_members(det.classes)  # (K, B)
+        likeness = det.class_probs @ members
+        free = np.array([b not in assigned for b in range(len(self.balls))])
+        open_cols = (members[:, free] > 0).any(axis=1).astype(float)  # classes of a kind with a ball to place
+        open_mass = det.class_probs @ open_cols  # (N,)
+        plain = likeness.max(axis=1) >= self.c.other_kind_p
+        taken = plain & (open_mass < self.c.placed_identity) & (open_mass >= self.c.open_floor)
+        if not taken.any():
+            return likeness, det.class_probs
+        scale = np.where(taken, 1.0 / np.where(taken, open_mass, 1.0), 1.0)[:, None]
+        share = np.where(taken[:, None], det.class_probs * open_cols[None], det.class_probs) * scale
+        return share @ members, share
 
     def _assign(self, det: Detections) -> list[tuple[int, int]]:
         n_b, n_d = len(self.balls), len(det)
@@ -153,16 +176,23 @@ class BallTracker:
         # travel since it was seen; a hidden one may have been lifted and put back anywhere near, the longer the
         # farther. (Not the launch speed over all the hidden time: a vanished ball would grab any stray blob.)
         frame = det.t - self.last_frame_t if self.last_frame_t is not None else 0.0
-        gate = (self.c.gate_mm + self.c.launch_mm_s * frame + self.c.gate_speed_factor * speed * dt
-                + self.c.hidden_growth_mm_s * np.maximum(dt - frame, 0.0))
+        reach = self.c.gate_mm + self.c.launch_mm_s * frame + self.c.gate_speed_factor * speed * dt
         # A ball close to a moving one may be struck and run off at the striker's speed: share the wider gate.
         sep = self.pos[:, None, :] - self.pos[None, :, :]
         gap = np.hypot(sep[..., 0], sep[..., 1])
         close = np.where(np.isnan(gap), np.inf, gap) < self.diameter + 100.0
-        gate = np.maximum(np.max(np.where(close, gate[None, :], 0.0), axis=1), gate)
+        reach = np.maximum(np.max(np.where(close, reach[None, :], 0.0), axis=1), reach)
+        gate = reach + self.c.hidden_growth_mm_s * np.maximum(dt - frame, 0.0)
         unknown = np.isnan(dist)
         cost = np.where(unknown, 0.0, dist)
         allowed = ~unknown & (dist <= gate[:, None]) & ~self._unlike_at_rest(det, dist, speed)
+        # Beyond where it could have rolled, a hidden ball is found again only as a ball put back is: by a blob that
+        # looks like it. A pool 7 lost into a pocket took, once its gate had grown to a metre, the 11 resting there
+        # (read as the 15): its pocket was never called.
+        beyond = np.nan_to_num(dist, nan=0.0) > reach[:, None]
+        if beyond.any() and det.classes:
+            like = (det.class_probs @ self._kind_members(det.classes)).T  # (B, N)
+            allowed &= ~beyond | (like >= self.c.placed_identity)
         cost = cost + self._identity_cost(det)
         cost = np.where(allowed, cost, np.inf)
         pairs: list[tuple[int, int]] = []
