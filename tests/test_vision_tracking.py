@@ -204,6 +204,14 @@ def test_a_still_ball_read_as_a_kind_followed_elsewhere_is_placed_as_one_still_t
         out = tr.update(pool_frame(k / 60, [cue, seven, fifteen, eleven],
                                    [p_cue, p_seven, p_fifteen, [0.0, 0.0, 1e-6, 1.0 - 1e-6]]))
     assert np.isnan(out[POOL_IDS.index("11")]).all()
+    # Nor does a blob the detector is unsure of (a cue's ferrule resting by the cue ball, read as the cue).
+    tr = BallTracker(POOL_IDS)
+    for k in range(12):
+        pts = np.asarray([cue, seven, fifteen, (640.0, 2000.0)])
+        det = Detections(k / 60, pts, pts, np.full(4, 12.0), np.array([1.0, 1.0, 1.0, 0.5]), POOL_IDS,
+                         np.asarray([p_cue, p_seven, p_fifteen, [0.99, 0.0, 0.01, 0.0]]))
+        out = tr.update(det)
+    assert np.isnan(out[POOL_IDS.index("11")]).all()
 
 
 def test_a_ball_lost_long_ago_does_not_take_a_blob_of_another_kind_far_beyond_its_reach():

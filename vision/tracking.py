@@ -46,7 +46,9 @@ class TrackerConfig:
     unlike_p: float = 0.05  # ... and does not jump a radius or more to a blob this unlike its kind ...
     other_kind_p: float = 0.8  # ... that is at least this sure of another kind
     open_floor: float = 1e-3  # a blob plainly of a kind followed elsewhere is one still to place if it gives
-    # those kinds this much (``_open_likeness``: less is the classifier's rounding, no resemblance at all)
+    # those kinds this much (``_open_likeness``: less is the classifier's rounding, no resemblance at all) ...
+    open_score: float = 0.75  # ... and the detector is this sure of it (a whole ball scores 0.9 or more; a cue's
+    # ferrule or tip resting by the cue ball, read as the cue, less)
 
 
 class BallTracker:
@@ -148,16 +150,16 @@ class BallTracker:
     def _open_likeness(self, det: Detections, assigned: set[int]) -> tuple[np.ndarray, np.ndarray]:
         """(N, B) each blob's likeness to each ball's kind and (N, K) its class probabilities, for a blob placed
         where no ball is expected. The set of balls is known: a blob that plainly is a ball (``other_kind_p`` of
-        one kind) of a kind whose every ball is followed elsewhere in this frame is one of the kinds still to
-        place, so for it both are taken over those kinds only. At 1456x1088 the classifier read a pool 11 lying
-        still as the 15 at 0.99 frame after frame, the 15 itself tracked across the table: the 11 was never
-        placed, and the 7, lost into a pocket, later took its blob (the pocket not called)."""
+        one kind, and a whole ball's score) of a kind whose every ball is followed elsewhere in this frame is one
+        of the kinds still to place, so for it both are taken over those kinds only. At 1456x1088 the classifier
+        read a pool 11 lying still as the 15 at 0.99 frame after frame, the 15 itself tracked across the table:
+        the 11 was never placed, and the 7, lost into a pocket, later took its blob (the pocket not called)."""
         members = self._kind_members(det.classes)  # (K, B)
         likeness = det.class_probs @ members
         free = np.array([b not in assigned for b in range(len(self.balls))])
         open_cols = (members[:, free] > 0).any(axis=1).astype(float)  # classes of a kind with a ball to place
         open_mass = det.class_probs @ open_cols  # (N,)
-        plain = likeness.max(axis=1) >= self.c.other_kind_p
+        plain = (likeness.max(axis=1) >= self.c.other_kind_p) & (det.score >= self.c.open_score)
         taken = plain & (open_mass < self.c.placed_identity) & (open_mass >= self.c.open_floor)
         if not taken.any():
             return likeness, det.class_probs
