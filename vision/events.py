@@ -202,8 +202,48 @@ class _Finder:
             other = e.other(ball)
             if other is not None and any(t + self.dt / 2 < t_o <= e.t + 2 * self.dt for t_o in set_off.get(other, ())):
                 continue
+            # Both set off within a frame or so (a ball struck into one a few mm away): the one that left towards
+            # the other was struck.
+            if other is not None and e.type is EventType.BALL_BALL and \
+                    any(t - self.dt <= t_o <= e.t + 2 * self.dt for t_o in set_off.get(other, ())) and \
+                    self._ran_into(self.p.index(ball), t, other, e.t):
+                continue
             return True
         return False
+
+    def _way_left(self, b: int, t_on: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """(resting point, unit direction) of ball ``b``'s start from rest at ``t_on``: the way it left, to its first
+        sighting well clear of rest (a mis-read frame or two at 2 mm gives no direction), within the first few
+        frames (before a cushion turns it)."""
+        start = next((st for st in self._starts.get(b, ()) if st[0] == t_on), None)
+        if start is None:
+            return None
+        _, first, rest = start
+        ahead = self.p.xy[b, window(first, first + self.c.fit_frames, len(self.p.t))]
+        ahead = ahead[~np.isnan(ahead[:, 0])]
+        if not len(ahead):
+            return None
+        off = np.linalg.norm(ahead - rest, axis=1)
+        clear = np.nonzero(off > self.c.start_clear_mm)[0]
+        p = ahead[clear[0]] if len(clear) else ahead[int(np.argmax(off))]
+        return rest, (p - rest) / max(float(np.linalg.norm(p - rest)), 1e-9)
+
+    def _ran_into(self, b: int, t_on: float, other: str, t_contact: float) -> bool:
+        """Ball ``b``, set off at ``t_on``, did not leave away from ``other`` (where it was at the contact): it was
+        struck and ran into it, not set off by it. A ball kissed leaves straight away from the ball that kissed it
+        (the line of centres: -1); a struck one that cut another a few mm away runs on across the line of centres
+        or beyond it (0 or more), its first frames already past the contact."""
+        way = self._way_left(b, t_on)
+        if way is None:
+            return False
+        rest, d = way
+        o = self.p.index(other)
+        k = int(np.clip(np.searchsorted(self.p.t, t_contact), 0, len(self.p.t) - 1))
+        seen = np.nonzero(~np.isnan(self.p.xy[o, :k + 1, 0]))[0]
+        if not len(seen):
+            return False
+        to_other = self.p.xy[o, seen[-1]] - rest
+        return float(to_other @ d) > 0.0
 
     def _met_passing(self, ball: str, t_on: float, contacts: list[Event]) -> Event | None:
         """The contact that set ``ball`` off from rest at ``t_on`` when the pair's fits did not find it: a ball
@@ -216,22 +256,12 @@ class _Finder:
         contact of the same pair already found about then is returned instead of a second one. The other ball
         must have been going already when this one set off."""
         b = self.p.index(ball)
-        start = next((st for st in self._starts.get(b, ()) if st[0] == t_on), None)
-        if start is None:
+        way = self._way_left(b, t_on)
+        if way is None:
             return None
-        _, first, rest = start
+        rest, d = way
         t, xy = self.p.t, self.p.xy
         big_m = len(t)
-        # The way it left: to its first sighting well clear of rest (a mis-read frame or two at 2 mm gives no
-        # direction), within the first few frames (before a cushion turns it).
-        ahead = xy[b, window(first, first + self.c.fit_frames, big_m)]
-        ahead = ahead[~np.isnan(ahead[:, 0])]
-        if not len(ahead):
-            return None
-        off = np.linalg.norm(ahead - rest, axis=1)
-        clear = np.nonzero(off > self.c.start_clear_mm)[0]
-        p = ahead[clear[0]] if len(clear) else ahead[int(np.argmax(off))]
-        d = (p - rest) / max(float(np.linalg.norm(p - rest)), 1e-9)
         centre = rest - 2 * self.r * d  # where the other ball's centre was at the contact
         k0 = int(np.searchsorted(t, t_on))
         # A ball is read setting off early, never late (a merging blob drags it; a slow start is run back along
@@ -350,6 +380,12 @@ class _Finder:
         # test: still, one of them must go somewhere about the contact.
         if not (self._travels(i, m) or self._travels(j, m)):
             return None
+        # Two balls a few mm apart, one struck into the other: the fits' nearest approach is a frame of the noise
+        # while both still rest. The contact is where the second of them sets off (the one kissed starts then).
+        later = [min((st[0] for st in self._starts.get(x, ()) if tc < st[0] <= tc + 2 * k * self.dt), default=None)
+                 for x in (i, j)]
+        if later[0] is not None and later[1] is not None:
+            tc = max(later[0], later[1])
         return tc
 
     def pushed_into_cushions(self, kisses: list[Event]) -> list[Event]:
