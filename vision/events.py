@@ -385,7 +385,15 @@ class _Finder:
         later = [min((st[0] for st in self._starts.get(x, ()) if tc < st[0] <= tc + 2 * k * self.dt), default=None)
                  for x in (i, j)]
         if later[0] is not None and later[1] is not None:
-            tc = max(later[0], later[1])
+            return max(later[0], later[1])
+        # A soft kiss (the striker under ``slow_pass_mm_s``): the pair's fits, the kink under their threshold at
+        # the contact, meet a frame or three later as the two roll on together; the kissed ball's start from rest
+        # just before is the contact (a ball is read setting off early, never late).
+        for x, y in ((i, j), (j, i)):
+            start = max((st[0] for st in self._starts.get(x, ()) if tc - 3.5 * self.dt <= st[0] < tc), default=None)
+            if start is not None and self.c.moving_mm_s < self.speed[y, m] < self.c.slow_pass_mm_s and \
+                    not any(tc - 3.5 * self.dt <= st[0] <= tc for st in self._starts.get(y, ())):
+                return start
         return tc
 
     def pushed_into_cushions(self, kisses: list[Event]) -> list[Event]:
