@@ -565,17 +565,20 @@ def test_a_soft_kiss_is_timed_by_the_kissed_balls_start_to_a_frame(fps, seed):
     assert len(kisses) == 1 and abs(kisses[0] - t_kiss) < 0.015, (kisses, t_kiss)
 
 
-@pytest.mark.parametrize("fps, seed, cut_deg", [(60.0, 0, 30.0), (60.0, 1, 50.0), (50.0, 0, 30.0), (60.0, 2, 10.0)])
-def test_a_ball_struck_into_one_a_few_mm_away_was_struck_though_both_set_off_at_once(fps, seed, cut_deg):
+@pytest.mark.parametrize("fps, seed, cut_deg, gap_mm, speed", [
+    (60.0, 0, 30.0, 5.0, 2000.0), (60.0, 1, 50.0, 5.0, 2000.0), (50.0, 0, 30.0, 5.0, 2000.0),
+    (60.0, 2, 10.0, 5.0, 2000.0)])
+def test_a_ball_struck_into_one_a_few_mm_away_was_struck_though_both_set_off_at_once(fps, seed, cut_deg, gap_mm,
+                                                                                   speed):
     """The cue ball 5 mm from a red, struck into it at 2 m/s: the kiss comes 3 ms after the strike, both balls set
     off in the same frame, and the kiss "explained" the cue ball's start too: no strike, the shot a placement
     (sinuca seed 103 at 1456x1088). The one that did not leave away from the other was struck."""
     r = POOL.ball_radius
     cut = np.radians(cut_deg)
     cue = np.array([300.0, 1200.0])
-    red = cue + (2 * r + 5.0) * np.array([np.sin(cut), np.cos(cut)])
+    red = cue + (2 * r + gap_mm) * np.array([np.sin(cut), np.cos(cut)])
     paths, truth = simulate(POOL, {"cue": tuple(cue), "red1": tuple(red), "red2": (1000.0, 300.0)},
-                            {"cue": (0.0, 2000.0)}, 2.0, fps=fps, noise_mm=0.3, step=1e-5, seed=seed)
+                            {"cue": (0.0, speed)}, 2.0, fps=fps, noise_mm=0.3, step=1e-5, seed=seed)
     ev = find_events(paths, POOL, strikers=("cue",)).events
     assert [(e.type, e.ball) for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED)] \
         == [(EventType.STRIKE, "cue")], ev
@@ -593,3 +596,16 @@ def test_a_soft_kiss_whose_fits_meet_as_the_two_roll_on_is_timed_at_the_kissed_b
     paths = Paths(tuple(str(b) for b in data["balls"]), data["t"], data["xy"])
     kisses = [e.t for e in find_events(paths, POOL).events if e.type is EventType.BALL_BALL]
     assert len(kisses) == 1 and abs(kisses[0] - float(data["t_kiss"])) < 0.01, kisses
+
+
+def test_a_ball_struck_into_one_30_mm_away_met_it_inside_the_strikes_frame():
+    """Sinuca seed 134 at 1456x1088 (the cue ball's and the pink's paths as the tracker gave them,
+    ``fixtures/paths``): the cue ball, 30 mm from the pink, struck at 3.5 m/s, kisses it 9 ms after the strike.
+    Its path bends inside the frame, no chord comes near where it met the pink, and the pink was read as
+    touched. Its two legs, rest to the kiss and the kiss to its first sighting, fit its speed."""
+    from pathlib import Path
+    data = np.load(Path(__file__).resolve().parent.parent / "fixtures" / "paths" / "sinuca_struck_into_the_pink.npz")
+    paths = Paths(tuple(str(b) for b in data["balls"]), data["t"], data["xy"])
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    assert [e.type for e in ev] == [EventType.STRIKE, EventType.BALL_BALL], ev
+    assert abs(ev[1].t - float(data["t_kiss"])) < 0.004

@@ -275,8 +275,10 @@ class _Finder:
             if o == b:
                 continue
             # The other ball was already going when this one set off: not one setting off with it (two labels
-            # exchanged at a strike read as both balls jumping off at once).
+            # exchanged at a strike read as both balls jumping off at once), unless it set off first running into
+            # this one (struck a few mm from it, the kiss within the strike's frame).
             if any(st[0] >= t_on - self.dt / 4 and st[0] <= t_on + (self.c.passing_frames + 1) * self.dt
+                   and not (st[0] < t_on and self._ran_into(o, st[0], ball, t_on))
                    for st in self._starts.get(o, ())):
                 continue
             q, tq = xy_b[o, span], t[span]
@@ -299,7 +301,10 @@ class _Finder:
                 if best is None or dist[k] < best[0]:
                     best = (float(dist[k]), float(tc[k]), o, float(speed[k]))
         if best is None:
-            return None
+            struck = self._struck_into(b, ball, t_on, centre)
+            if struck is None:
+                return None
+            best = struck
         _, tc, o, pass_speed = best
         # A ball is read setting off early, never late: the contact is not before its onset. A slow pass's closest
         # approach is loosely timed (the way the ball left, read off its first few mm, is a few degrees out: at
@@ -311,6 +316,39 @@ class _Finder:
                     abs(e.t - tc) <= early:
                 return e
         return Event(tc, EventType.BALL_BALL, balls=pair)
+
+    def _struck_into(self, b: int, ball: str, t_on: float, centre: np.ndarray
+                     ) -> tuple[float, float, int, float] | None:
+        """A ball struck from rest into ``ball`` within the strike's frame (3 cm off, the kiss 9 ms after the
+        strike): no chord of its path comes near ``centre`` (where its centre was at the kiss), for the path
+        bends at the kiss inside the frame. Its two legs, resting point to ``centre`` and ``centre`` to its first
+        sighting, fit its start if run at about its speed after (at least that, at most three times: a cut
+        slows it) and ``ball`` sets off when the first leg ends (within a frame). (distance 0, contact time,
+        ball, speed) as ``_met_passing``'s candidates, or None."""
+        t, xy = self.p.t, self.p.xy
+        for o, other in enumerate(self.p.balls):
+            for t_o, first_o, rest_o in self._starts.get(o, ()):
+                if not (t_on - 2 * self.dt <= t_o < t_on) or not self._ran_into(o, t_o, ball, t_on):
+                    continue
+                leg1 = float(np.linalg.norm(centre - rest_o))
+                # Its first sighting past the kiss (the frame the strike falls in may show it a few mm on).
+                span = np.arange(first_o, min(first_o + 3, len(t) - 1))
+                past = [k for k in span if np.linalg.norm(xy[o, k] - rest_o) > leg1]
+                if not past:
+                    continue
+                k = past[0]
+                nxt, after = xy[o, k], xy[o, k + 1]
+                if np.isnan(after[0]):
+                    continue
+                leg2 = float(np.linalg.norm(nxt - centre))
+                v_after = float(np.linalg.norm(after - nxt)) / self.dt
+                v_pre = (leg1 + leg2) / max(float(t[k] - t_o), 1e-6)
+                if not (v_after > self.c.moving_mm_s and v_after <= v_pre <= 3.0 * v_after):
+                    continue
+                tc = t_o + leg1 / v_pre
+                if abs(tc - t_on) <= self.dt:
+                    return 0.0, tc, o, v_pre
+        return None
 
     # --- ball-ball ----------------------------------------------------------------------------------------------
 
