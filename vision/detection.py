@@ -539,11 +539,11 @@ class BallDetector:
         n = len(px)
         if n < 2:
             return np.ones(n, bool)
-        d = np.hypot(px[:, None, 0] - px[None, :, 0], px[:, None, 1] - px[None, :, 1])
-        ii, jj = np.nonzero(d < radius[:, None])  # row by row: the pairs i < j in np.triu's order
+        d = np.hypot(*(px[:, None, :] - px[None, :, :]).transpose(2, 0, 1))
+        clash = np.triu(d < radius[:, None], 1)
         keep = np.ones(n, bool)
-        for i, j in zip(ii.tolist(), jj.tolist()):
-            if i < j and keep[i] and keep[j]:
+        for i, j in zip(*np.nonzero(clash)):
+            if keep[i] and keep[j]:
                 keep[j if score[i] >= score[j] else i] = False
         return keep
 

@@ -171,8 +171,8 @@ def refine_edges(both: np.ndarray, local_centres: np.ndarray, r_edge: np.ndarray
     denom = s0 - 2 * s1 + s2
     delta = clamp(0.5 * (s0 - s2) / np.where(np.abs(denom) > 1e-6, denom, np.inf), -1.0, 1.0)
     fall = (r_edge + _OFFS[1:-1][j].reshape(2, n, N_RAYS)) + (delta * 0.25).reshape(2, n, N_RAYS)
-    inside = q[..., :3].sum(axis=-1) / 3.0
-    outside = q[..., :-4:-1].sum(axis=-1) / 3.0
+    inside = (q[..., 0] + q[..., 1] + q[..., 2]) / 3.0
+    outside = (q[..., -1] + q[..., -2] + q[..., -3]) / 3.0
     r_tol, r_plain = fall
     in_t, in_p, out_t, out_p = inside[:n], inside[n:], outside[:n], outside[n:]
     clean_outside = out_p < 0.3 * np.maximum(in_p, 1e-6)
