@@ -131,8 +131,7 @@ class BallDetector:
         steps = np.linspace(-1.6 * r, 1.6 * r, 33)
         self._across = steps[None, :, None] * four[:, None, :]  # (4, S, 2) lines through a candidate
         self._across_step = (steps[1] - steps[0]) / r
-        spokes = four * 0.8 * r  # (4, 2)
-        self._spoke_ends = np.concatenate([np.zeros((1, 2)), spokes, -spokes])  # (9, 2): centre, ends, other ends
+        self._spokes = four * 0.8 * r  # (4, 2)
         self._ppm_low = float(np.median(self.geometry.radius_grid)) / self.table.ball_radius / scale
 
     def _polygon_mask(self, poly_px: np.ndarray) -> np.ndarray:
@@ -276,19 +275,6 @@ class BallDetector:
         the reduced resolution, not overlapping), every ball whose centre lies in those parts of the search window
         (what ``vision.incremental`` asks for where the frame changed). ``small``: ``low_res(frame)`` if already
         made. ``timings``, when given, gathers the seconds spent in each stage (for the benchmark)."""
-        return self.detect_with_known(frame, t, background, min_score, timings, rects, small)[0]
-
-    def detect_with_known(self, frame: np.ndarray, t: float, background: BackgroundModel,
-                          min_score: float | None = None, timings: dict[str, float] | None = None,
-                          rects: Sequence[Rect] | None = None, small: np.ndarray | None = None,
-                          known: np.ndarray | None = None, last_px: np.ndarray | None = None
-                          ) -> tuple[Detections, np.ndarray]:
-        """``detect``, and besides the balls searched for, balls known to lie about ``known`` (M, 2 full-resolution
-        pixels: where they were a frame ago, nothing changed round them since) fitted from there in the same batch
-        without being searched for (the search of a rectangle round each costs more than its fit). Returns the
-        detections and which of them (N,) bool are those known ones. ``last_px`` (with ``rects``): every ball's
-        place a frame ago, the fit of a ball that moved from there refined once only (``fit_balls``'s
-        ``moving_from``)."""
         if frame.shape[:2] != (self.camera.image_size[1], self.camera.image_size[0]):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the camera model "
                              f"{self.camera.image_size[0]}x{self.camera.image_size[1]}")
@@ -313,18 +299,14 @@ class BallDetector:
             resting_low.append(pts[resting] + [ox, oy])
             smears += [(ys + oy, xs + ox) for ys, xs in part_smears]
             clock.lap("smears")
-        centres = self._to_full(np.concatenate(resting_low)) if resting_low else np.zeros((0, 2))
-        n_known = 0 if known is None else len(known)
-        if n_known:
-            centres = np.concatenate([centres, np.asarray(known, dtype=np.float64).reshape(-1, 2)])
-        out_px, out_r, out_score, out_blur, out_known = [], [], [], [], []
-        if len(centres):  # one batched fit for the whole frame: each call has a fixed cost
+        resting_pts = np.concatenate(resting_low) if resting_low else np.zeros((0, 2))
+        out_px, out_r, out_score, out_blur = [], [], [], []
+        if len(resting_pts):  # one batched fit for the whole frame: each call has a fixed cost
+            centres = self._to_full(resting_pts)
             radii = self.geometry.radius_at(centres)
             # Searched in parts, the held radius ratio is the last whole frame's: the same fit as there.
-            fit_known = np.arange(len(centres)) >= len(centres) - n_known
-            ratio = None if rects is None else self._radius_ratio
-            fit = fit_balls(frame, background.full, self.config.difference, centres, radii, radius_ratio=ratio,
-                            moving_from=last_px if ratio is not None else None)
+            fit = fit_balls(frame, background.full, self.config.difference, centres, radii,
+                            radius_ratio=None if rects is None else self._radius_ratio)
             if rects is None:
                 self._radius_ratio = fit.radius_ratio
             score = self._ray_scores(fit, radii)
@@ -334,30 +316,26 @@ class BallDetector:
             out_r.append(np.where(fit_ok, fit.radius, radii))
             out_score.append(score)
             out_blur.append(fit.elongation > self.config.blur_elongation * radii)
-            out_known.append(fit_known)
         for label_pixels in smears:
             c, r = self._smear_centre(frame, background, label_pixels)
             out_px.append(c[None])
             out_r.append(np.array([r]))
             out_score.append(np.array([0.9]))
             out_blur.append(np.array([True]))
-            out_known.append(np.zeros(1, bool))
         if not out_px:  # every candidate was too thin for a ball
-            return Detections.empty(t), np.zeros(0, bool)
+            return Detections.empty(t)
         px = np.concatenate(out_px)
         radius = np.concatenate(out_r)
         score = clamp(np.concatenate(out_score), 0.0, 1.0)
         blurred = np.concatenate(out_blur)
-        is_known = np.concatenate(out_known)
         keep = score >= min_score
-        # A known ball also found by the search (its rectangle reached it) is the known one: the caller keeps the
-        # searched ones only where the frame changed.
-        keep[keep] = self._dedupe(px[keep], (score + 2.0 * is_known)[keep], radius[keep])
-        px, radius, score, blurred, is_known = px[keep], radius[keep], score[keep], blurred[keep], is_known[keep]
+        px, radius, score, blurred = px[keep], radius[keep], score[keep], blurred[keep]
+        keep = self._dedupe(px, score, radius)
+        px, radius, score, blurred = px[keep], radius[keep], score[keep], blurred[keep]
         clock.lap("fit")
         xy = self.geometry.to_table(px)
         clock.lap("to_table")
-        return Detections(t, xy, px, radius, score, blurred=blurred), is_known
+        return Detections(t, xy, px, radius, score, blurred=blurred)
 
     # --- the parts --------------------------------------------------------------------------------------------
 
@@ -377,8 +355,6 @@ class BallDetector:
                 if self._one_ridge(fg, pts[i], pts[j]):
                     group[group == group[j]] = group[i]
         elongated = self._anisotropic(resp, pts)
-        if not elongated.any() and (group == np.arange(n)).all():  # the common case: round peaks, each alone
-            return [], np.arange(n)
         resting = np.ones(n, bool)
         smears: list[tuple[np.ndarray, np.ndarray]] = []
         for g in np.unique(group):
@@ -426,11 +402,13 @@ class BallDetector:
     def _anisotropic(self, resp: np.ndarray, pts: np.ndarray) -> np.ndarray:
         """Whether the smoothed fill around each peak drops at least twice as slowly along one direction as
         along the slowest-perpendicular one: the mark of a smear (a resting ball is round)."""
+        u = self._spokes  # (4, 2)
         h, w = resp.shape
-        # The centre and both ends of the four spokes in one gather (9 points a peak): a call costs more than its work.
-        qi = clamp(np.round(pts[:, None, :] + self._spoke_ends[None]).astype(int), 0, [w - 1, h - 1])
-        v = resp[qi[..., 1], qi[..., 0]]  # (N, 9)
-        drop = v[:, :1] - 0.5 * (v[:, 1:5] + v[:, 5:])  # (N, 4)
+        def at(q: np.ndarray) -> np.ndarray:
+            qi = clamp(np.round(q).astype(int), 0, [w - 1, h - 1])
+            return resp[qi[..., 1], qi[..., 0]]
+        centre = at(pts)
+        drop = centre[:, None] - 0.5 * (at(pts[:, None, :] + u[None]) + at(pts[:, None, :] - u[None]))  # (N, 4)
         slow = drop.argmin(axis=1)
         across = drop[np.arange(len(pts)), (slow + 2) % 4]
         return drop.min(axis=1) < 0.5 * across

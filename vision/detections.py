@@ -74,16 +74,6 @@ class Detections:
                                    self.classes, self.class_probs[mask],
                                    None if self.blurred is None else self.blurred[mask])
 
-    def with_classes(self, classes: tuple[str, ...], class_probs: np.ndarray) -> "Detections":
-        """The same detections with ``class_probs`` (N, len(classes)) over ``classes``: only those checked (the
-        rest are already; dataclasses.replace would check everything again, a good part of a frame's identity
-        step)."""
-        probs = np.asarray(class_probs, dtype=np.float64)
-        if probs.shape != (len(self), len(classes)):
-            raise ValueError(f"detections: class_probs must be ({len(self)}, {len(classes)}), got {probs.shape}")
-        return Detections._checked(self.t, self.xy, self.px, self.radius_px, self.score, tuple(classes), probs,
-                                   self.blurred)
-
     def moved(self, mask: np.ndarray, px: np.ndarray, xy: np.ndarray) -> "Detections":
         """The same detections with those under ``mask`` (N,) bool put at ``px`` and ``xy`` (each (mask.sum(), 2),
         pixels and table mm), the rest as they were."""

@@ -4,19 +4,19 @@ It joins the stages built separately: the empty-table model (learnt from the fir
 on them painted out, then followed slowly for light changes away from the balls), the ball detector, and the
 identity of the discipline's balls (colour, and the ball-patch classifier where colour alone fails). Made once at
 start-up; ``detect`` is the per-frame work. By default (``incremental=True``) it looks only where the frame
-changed (``vision.incremental``), and again, every frame, at the places of doubtful detections and of those lost
-a moment ago; a sure ball that moved in the last half second is measured again every frame where it lies (fitted
-from its last place, without a search, when nothing changed round it); identity is read afresh only where a
-detection does not plainly continue one of the frame before. A ball come to rest is then held where the mean of
-its measurements over that half second puts it (one measurement held would carry its noise into the resting
-position). Why it is the default: it is 1.6-2.6 times cheaper than the whole-frame detector (bench_speed), with
-bench_vision's contacts, verdicts and resting positions as good (carom, 10 shots at 1456x1088: recall and
-precision 1.000, 10/10 verdicts, rest 0.48 mm median against 0.49 for the whole-frame detector, p99 1.28 against
-1.30). ``incremental=False`` detects in the whole frame.
+changed (``vision.incremental``), and again, every frame, at the places of doubtful detections, of those lost a
+moment ago and of balls that moved in the last half second; identity is read afresh only where a detection does
+not plainly continue one of the frame before. A ball come to rest is then held where the mean of its measurements
+over that half second puts it (one measurement held would carry its noise into the resting position). Why it is
+the default: it is 1.6-2.6 times cheaper than the whole-frame detector (bench_speed), with bench_vision's contacts,
+verdicts and resting positions as good (carom, 10 shots at 1456x1088: recall and precision 1.000, 10/10 verdicts,
+rest 0.48 mm median against 0.49 for the whole-frame detector, p99 1.28 against 1.30). ``incremental=False``
+detects in the whole frame.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 import cv2
@@ -140,8 +140,8 @@ class FrameDetector:
     def detect(self, image: np.ndarray, t: float) -> Detections:
         clock = StageClock(self.timings)
         if self.gate is not None:
-            det, self._age, self._still, self._hist, self._hist_n, fresh = self._detect_changed(image, t, clock)
-            det = self._at_rest_mean(det, fresh)
+            det, self._age, self._still, self._hist, self._hist_n = self._detect_changed(image, t, clock)
+            det = self._at_rest_mean(det)
         else:
             det = self.balls.detect(image, t, self.background, timings=self.timings)
             clock.restart()
@@ -181,16 +181,17 @@ class FrameDetector:
         self._lost, self._lost_age = lost[keep], age[keep]
 
     def _detect_changed(self, image: np.ndarray, t: float, clock: StageClock
-                        ) -> tuple[Detections, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                        ) -> tuple[Detections, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Detections found afresh where the frame changed, kept from the frame before elsewhere; and for each, the
-        frames since its identity was read and since it last moved, its measurements since then (``_hist``,
-        ``_hist_n``), and whether it was measured in this frame."""
+        frames since its identity was read and since it last moved, and its measurements since then (``_hist``,
+        ``_hist_n``)."""
         if image.shape[:2] != (self.balls.camera.image_size[1], self.balls.camera.image_size[0]):
             self.balls.detect(image, t, self.background)  # raises the detector's own one-line error
         small = self.balls.low_res(image)
         last = self._last
-        unsure = last.score < self.sure_score if last is not None else None
-        doubtful = last.px[unsure] if last is not None else np.zeros((0, 2))
+        again = (last.score < self.sure_score) | (self._still < self.recheck_moving_frames) if last is not None \
+            else None
+        doubtful = last.px[again] if last is not None else np.zeros((0, 2))
         doubtful = np.concatenate([doubtful, self._lost]) if len(self._lost) else doubtful
         plan = self.gate.plan(small, self.balls.to_low(doubtful) if len(doubtful) else None)
         clock.lap("change")
@@ -199,22 +200,14 @@ class FrameDetector:
             clock.restart()
             det = self.identity.identify(image, det)
             clock.lap("identity")
-            return (det, np.zeros(len(det), int)) + self._measured(det, last) + (np.ones(len(det), bool),)
+            return (det, np.zeros(len(det), int)) + self._measured(det, last)
         stale = plan.is_changed(self.balls.to_low(last.px))
-        # A sure ball that moved a moment ago, where nothing changed since: measured again where it lies, without
-        # a search round it (the doubtful ones and those lost are searched for: they may be gone or elsewhere).
-        settling = ~stale & ~unsure & (self._still < self.recheck_moving_frames)
-        stale |= settling
         kept, kept_age, kept_still = last.subset(~stale), self._age[~stale], self._still[~stale] + 1
         kept_hist, kept_n = self._hist[~stale], self._hist_n[~stale]
-        if plan.rects or settling.any():
-            new, known = self.balls.detect_with_known(image, t, self.background, rects=plan.rects, small=small,
-                                                      timings=self.timings, known=last.px[settling],
-                                                      last_px=last.px)
-        else:
-            new, known = Detections.empty(t), np.zeros(0, bool)
+        new = self.balls.detect(image, t, self.background, rects=plan.rects, small=small, timings=self.timings) \
+            if plan.rects else Detections.empty(t)
         clock.restart()
-        new = new.subset(known | plan.is_changed(self.balls.to_low(new.px)))
+        new = new.subset(plan.is_changed(self.balls.to_low(new.px)))
         if len(kept) and len(new):  # a ball on the edge of a changed region, found again: the new one stands
             gap = _distances(kept.px, new.px)
             far = gap.min(axis=1) > kept.radius_px
@@ -231,7 +224,7 @@ class FrameDetector:
             return np.concatenate([per_part[p] for p in parts]) if parts else per_part[0][:0]
 
         return (det, joined(kept_age, new_age), joined(kept_still, new_still), joined(kept_hist, new_hist),
-                joined(kept_n, new_n), joined(np.zeros(len(kept), bool), np.ones(len(new), bool)))
+                joined(kept_n, new_n))
 
     def _measured(self, det: Detections, last: Detections | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For detections measured afresh: the frames since each last moved (one more than the detection of the
@@ -248,15 +241,13 @@ class FrameDetector:
         hist[:, -1, :2], hist[:, -1, 2:] = det.px, det.xy
         return still, hist, count
 
-    def _at_rest_mean(self, det: Detections, fresh: np.ndarray) -> Detections:
+    def _at_rest_mean(self, det: Detections) -> Detections:
         """The detections of balls still for ``recheck_moving_frames`` frames or more put where their last
         measurements say: their mean, or, if those plainly drift (a ball creeping on by less than 0.3 px a frame:
         the slope of their least-squares line over its standard error above ``drift_t``), the line's latest point
         (the mean would lag the ball by half the window's travel). A held detection's estimate is the same frame
-        after frame: it was made when it settled, and it is made again only when a measurement is added (``fresh``
-        (N,): the detections measured in this frame), the rest keeping it (their history is unchanged)."""
-        settle = ((self._still >= self.recheck_moving_frames) & (self._hist_n > 2)
-                  & (fresh | (self._still == self.recheck_moving_frames)))
+        after frame: it was made when it settled."""
+        settle = (self._still >= self.recheck_moving_frames) & (self._hist_n > 2)
         if not settle.any():
             return det
         m, n = self.rest_mean_frames, self._hist_n[settle][:, None]
@@ -301,4 +292,4 @@ class FrameDetector:
         if (~carry).any():
             fresh = self.identity.identify(image, new.subset(~carry))
             probs[~carry] = fresh.class_probs
-        return new.with_classes(self.identity.classes, probs), age
+        return replace(new, classes=self.identity.classes, class_probs=probs), age

@@ -101,7 +101,7 @@ class ChangeGate:
         # Quiet: every channel within the threshold; "> threshold" on whole grey levels is "not <= its floor".
         quiet = cv2.inRange(cv2.absdiff(tiny, self._reference), (0, 0, 0), (self._quiet,) * 3)  # 0 / 255
         seen = cv2.bitwise_and(self._search, cv2.bitwise_not(quiet))
-        changed = self._grown(seen)
+        changed = cv2.dilate(seen, self._grow) if cv2.countNonZero(seen) else seen
         look = cv2.bitwise_or(changed, self._last_changed)  # and once more where it just stopped changing
         self._last_changed = changed
         if recheck is not None and len(recheck):
@@ -115,20 +115,6 @@ class ChangeGate:
         # The reference follows the frame only where the detector looks again: elsewhere a slow drift adds up.
         cv2.copyTo(tiny, look, self._reference)
         return ChangePlan(False, self._rects(look), look.view(bool))
-
-    def _grown(self, seen: np.ndarray) -> np.ndarray:
-        """``seen`` (0/1 uint8) dilated by the growth disc: only over the box round what it holds, grown by the
-        disc's radius (the same map: nothing outside the box reaches into it), a tenth of the whole map's cost when a
-        ball or two moved."""
-        x, y, w, h = cv2.boundingRect(seen)
-        if w == 0:
-            return seen
-        k = self._grow.shape[0] // 2
-        rows, cols = seen.shape
-        x0, y0, x1, y1 = max(x - k, 0), max(y - k, 0), min(x + w + k, cols), min(y + h + k, rows)
-        out = np.zeros_like(seen)
-        out[y0:y1, x0:x1] = cv2.dilate(np.ascontiguousarray(seen[y0:y1, x0:x1]), self._grow)
-        return out
 
     def _full(self, tiny: np.ndarray) -> ChangePlan:
         self._reference = tiny.copy()
