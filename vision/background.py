@@ -39,18 +39,13 @@ class ColourReference:
     """A background image prepared for fast comparison: unit colour direction and brightness per pixel."""
 
     def __init__(self, image: np.ndarray) -> None:
+        b = np.ascontiguousarray(image, dtype=np.float32)
+        # OpenCV's element-wise functions (5x faster than numpy's here: the live loop rebuilds this every second).
+        norm = cv2.max(cv2.sqrt(cv2.transform(cv2.multiply(b, b), _SUM3)), 1.0)  # no division by zero on black
         # Kept as 8-bit (it is one): a float copy is 18 MB at 1456 x 1088, and only small windows of it are read.
         self.image = np.ascontiguousarray(image, dtype=np.uint8)
-        self.unit, self.norm = unit_and_norm(image)
-
-
-def unit_and_norm(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The unit colour direction (h, w, 3) and the brightness (h, w), float32, of a BGR image: pixel by pixel, so
-    a window of an image's is that of the window of the image, bit for bit."""
-    b = np.array(image, dtype=np.float32)  # a copy: divided in place below
-    # OpenCV's element-wise functions (5x faster than numpy's here: the live loop rebuilds this every second).
-    norm = cv2.max(cv2.sqrt(cv2.transform(cv2.multiply(b, b), _SUM3)), 1.0)  # no division by zero on black
-    return cv2.divide(b, cv2.merge([norm, norm, norm]), dst=b), norm  # in place: one full float image fewer
+        self.norm = norm
+        self.unit = cv2.divide(b, cv2.merge([norm, norm, norm]), dst=b)  # in place: one full float image fewer
 
     def difference(self, frame: np.ndarray, params: DifferenceParams,
                    window: tuple[slice, slice] | None = None) -> np.ndarray:

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from vision.arrays import clamp
-from vision.background import ColourReference, DifferenceParams, colour_difference, unit_and_norm
+from vision.background import ColourReference, DifferenceParams, colour_difference
 
 N_RAYS = 48
 _INNER, _OUTER = 0.55, 1.45  # sampled part of each ray, in expected radii
@@ -49,17 +49,9 @@ def _windows(centres: np.ndarray, half: int, shape: tuple[int, int]) -> np.ndarr
 
 _ANGLES = np.linspace(0.0, 2 * np.pi, N_RAYS, endpoint=False)
 _COS64, _SIN64 = np.cos(_ANGLES), np.sin(_ANGLES)
-_UNIT = np.stack([_COS64, _SIN64])  # (2, K) the rays' directions
 _S = np.linspace(_INNER, _OUTER, _SAMPLES)
 _LO, _HI = int(np.searchsorted(_S, _EDGE_LO)), int(np.searchsorted(_S, _EDGE_HI))
-# An edge is a sample j in [_LO - 1, _HI) above one half with the _BELOW_RUN after it below: only the samples from
-# _LO - 1 to _HI - 1 + _BELOW_RUN are ever looked at (29 of the 40), and they are taken outermost first, so that
-# the outermost edge is the first found.
-_J0 = max(_LO - 1, 0)
-_J1 = min(_HI - 1 + _BELOW_RUN, _SAMPLES - 1) + 1
-_S_OUT = _S[_J0:_J1][::-1].copy()
 _OFFS = np.arange(-2.0, 2.01, 0.25)
-_AROUND = np.array([-1, 0, 1])
 # The least-squares basis of rho(theta) = r + dx cos + dy sin + a cos 2 theta + b sin 2 theta, and its per-ray outer
 # products: the normal equations of every ball are then one matrix product with the ray weights.
 _BASIS = np.stack([np.ones(N_RAYS), np.cos(_ANGLES), np.sin(_ANGLES), np.cos(2 * _ANGLES), np.sin(2 * _ANGLES)],
@@ -67,84 +59,86 @@ _BASIS = np.stack([np.ones(N_RAYS), np.cos(_ANGLES), np.sin(_ANGLES), np.cos(2 *
 _OUTER_PRODUCTS = (_BASIS[:, :, None] * _BASIS[:, None, :]).reshape(N_RAYS, 25)
 _GRID = 1024.0  # sample coordinates rounded to 1/1024 px: exact in float32 up to 16k rows of windows
 _RIDGE = 1e-6  # added to the normal matrices' diagonal: a ball with no rays on one side stays solvable
-_RIDGE_EYE = _RIDGE * np.eye(5)
-_MOVING_PX = 2.0  # a ball this far from every place of the frame before is moving (fit_balls' moving_from)
 
 
 def window_maps(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
-                half: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """In windows (N, S, S) around ``centres``: the soft mask; the unsaturated shadow-tolerant difference it comes
-    from, then the plain colour distance to the background, their windows stacked as one tall image (2 N S, S);
-    and the windows' origins (N, 2)."""
+                half: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """In windows (N, S, S) around ``centres``: the soft mask, the unsaturated shadow-tolerant difference it comes
+    from, the plain colour distance to the background, and the windows' origins (N, 2)."""
     n = len(centres)
     size = 2 * half + 1
     origins = _windows(centres, half, frame.shape[:2])
     # Slicing window by window beats one fancy-indexed gather here: each copy is a few contiguous rows.
-    f = np.empty((n * size, size, 3), np.uint8)
-    bg = np.empty((n * size, size, 3), np.uint8)
+    f = np.empty((n, size, size, 3), np.uint8)
+    u = np.empty((n, size, size, 3), np.float32)
+    nm = np.empty((n, size, size), np.float32)
+    bg = np.empty((n, size, size, 3), np.float32)
     for i, (x, y) in enumerate(origins):
-        f[i * size:(i + 1) * size] = frame[y:y + size, x:x + size]
-        bg[i * size:(i + 1) * size] = ref.image[y:y + size, x:x + size]
-    # The background's colour directions made here from its 8-bit windows (the same values as the reference's
-    # own): read from the full-resolution float images, each window was 16 bytes a pixel from memory out of cache.
-    unit, norm = unit_and_norm(bg)
-    d = colour_difference(f, unit, norm, params)
+        f[i] = frame[y:y + size, x:x + size]
+        u[i] = ref.unit[y:y + size, x:x + size]
+        nm[i] = ref.norm[y:y + size, x:x + size]
+        bg[i] = ref.image[y:y + size, x:x + size]
+    f = f.reshape(n * size, size, 3)
+    d = colour_difference(f, u.reshape(n * size, size, 3), nm.reshape(n * size, size), params)
     soft = cv2.min(cv2.multiply(d, 1.0 / params.saturation), 1.0)
-    diff = cv2.subtract(f, bg, dtype=cv2.CV_32F)
+    diff = cv2.subtract(f.astype(np.float32), bg.reshape(n * size, size, 3))
     plain = cv2.sqrt(cv2.transform(cv2.multiply(diff, diff), np.ones((1, 3), np.float32)))
-    return soft.reshape(n, size, size), np.concatenate([d, plain]), origins
+    return soft.reshape(n, size, size), d.reshape(n, size, size), plain.reshape(n, size, size), origins
 
 
-def _bilinear(stacked: np.ndarray, xy: np.ndarray) -> np.ndarray:
-    """Sample M square float32 windows stacked as one tall image (M * S, S) at window coordinates ``xy`` (2, M, ...:
-    the x then the y of every point), bilinearly; float32 out, shaped like one of x and y.
+def _bilinear(stacked: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Sample M square float32 windows stacked as one tall image (M * S, S) at window coordinates x, y (M, ...),
+    bilinearly; float32 out, shaped like x.
 
     Through one cv2.remap over the tall image (each window's rows offset by its index): an order of magnitude
     faster than numpy's gathers for the ~100k samples of a full table. The coordinates are first rounded to
     1/1024 px, so that with the row offset added they are still exact in float32: unrounded, a window far down
     the stack kept fewer bits of its fractions than the first, and a ball's fit (whose ray decisions are
     thresholds) moved by up to 0.2 px with its place in the batch: searched again in a changed rectangle, it came
-    out elsewhere than in the whole frame. (Not remap's own fixed-point maps: those sample on a 1/32 px grid.)
-    The x and the y are one array so that each step is one numpy call on both (a call costs more than its work)."""
+    out elsewhere than in the whole frame. (Not remap's own fixed-point maps: those sample on a 1/32 px grid.)"""
     s = stacked.shape[1]
-    m = xy.shape[1]
-    shape = xy.shape[1:]
-    q = clamp(xy.reshape(2, m, -1), 0.0, s - 1.001)
-    q *= _GRID
-    np.rint(q, out=q)
-    q /= _GRID
-    q[1] += (np.arange(m) * s)[:, None]
-    q = q.astype(np.float32)
-    return cv2.remap(stacked, q[0], q[1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    m = len(x)
+    shape = x.shape
+    xc = (np.rint(clamp(x.reshape(m, -1), 0.0, s - 1.001) * _GRID) / _GRID).astype(np.float32)
+    yc = (np.rint(clamp(y.reshape(m, -1), 0.0, s - 1.001) * _GRID) / _GRID
+          + (np.arange(m) * s)[:, None]).astype(np.float32)
+    return cv2.remap(stacked, xc, yc, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+
+
+def _pick(a: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """a[..., j] per leading index: a (..., L), j (...) integer."""
+    flat = a.reshape(-1, a.shape[-1])
+    return flat[np.arange(len(flat)), j.reshape(-1)].reshape(j.shape)
 
 
 def edge_radii(masks: np.ndarray, local_centres: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Edge distance (N, K) along each ray and whether it was found (N, K); ``masks`` (N, S, S) float32."""
     n, size, _ = masks.shape
     # Coordinates in float64, as remap's 1/32 px grid would round float32 sums either way.
-    rho = radii[:, None] * _S_OUT  # (N, L) outermost first
-    xy = local_centres.T[:, :, None, None] + _UNIT[:, None, :, None] * rho[None, :, None, :]  # (2, N, K, L)
-    prof = _bilinear(masks.reshape(n * size, size), xy).astype(np.float64)  # (N, K, L)
+    rho = radii[:, None] * _S[None, :]  # (N, J)
+    cx = local_centres[:, 0, None, None] + _COS64[None, :, None] * rho[:, None, :]
+    cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho[:, None, :]
+    prof = _bilinear(masks.reshape(n * size, size), cx, cy).astype(np.float64)  # (N, K, J)
     below = prof < 0.5
-    # Sample i (outermost first) is an edge when it is high and the _BELOW_RUN samples just outside it (i - 1 ..
-    # i - RUN) are low; edge[..., e] is sample e + _BELOW_RUN's.
-    m = below.shape[-1] - _BELOW_RUN
-    edge = ~below[..., _BELOW_RUN:]
+    m = _SAMPLES - _BELOW_RUN
+    edge = ~below[..., :m]  # sample j high, samples j+1 .. j+RUN low
     for k in range(1, _BELOW_RUN + 1):
-        edge &= below[..., _BELOW_RUN - k:_BELOW_RUN - k + m]
-    i = np.argmax(edge, axis=-1)  # the outermost qualifying transition: an inner dip (a dark patch on a black
-    # ball) is not the edge
-    found = edge.reshape(-1, m)[np.arange(n * N_RAYS), i.reshape(-1)].reshape(i.shape)
-    at = np.arange(n * N_RAYS).reshape(n, N_RAYS) * prof.shape[-1] + i + _BELOW_RUN
-    flat = prof.reshape(-1)
-    p0, p1 = flat[at], flat[at - 1]
+        edge &= below[..., k:k + m]
+    edge[..., :max(_LO - 1, 0)] = False
+    edge[..., _HI:] = False
+    # The outermost qualifying transition: an inner dip (a dark patch on a black ball) is not the edge.
+    j = m - 1 - np.argmax(edge[..., ::-1], axis=-1)
+    found = edge.any(axis=-1)
+    p0 = _pick(prof, j)
+    p1 = _pick(prof, j + 1)
     frac = clamp((p0 - 0.5) / np.maximum(p0 - p1, 1e-6), 0.0, 1.0)
     step = radii * (_S[1] - _S[0])
-    r_edge = radii[:, None] * _S_OUT[i + _BELOW_RUN] + frac * step[:, None]
+    r_edge = radii[:, None] * _S[j] + frac * step[:, None]
     return r_edge, found
 
 
-def refine_edges(both: np.ndarray, local_centres: np.ndarray, r_edge: np.ndarray, found: np.ndarray) -> np.ndarray:
+def refine_edges(tolerant: np.ndarray, plain: np.ndarray, local_centres: np.ndarray, r_edge: np.ndarray,
+                 found: np.ndarray) -> np.ndarray:
     """Move each found edge to the steepest outward fall of a colour difference within 2 px of it.
 
     A fixed threshold on the soft mask sits farther out where the ball contrasts strongly with the cloth (its lit
@@ -153,27 +147,24 @@ def refine_edges(both: np.ndarray, local_centres: np.ndarray, r_edge: np.ndarray
     sharpest edges, except where a shadow lies beyond the ball's shaded side: there it sees the shadow as more
     ball, and the shadow-tolerant difference (which sees the shadow as cloth) is used instead.
 
-    ``both``: the two differences' windows stacked as one tall image (2 N S, S), the shadow-tolerant ones first:
-    one remap samples both at the same points. (Exact as two remaps would be: the stack is far from the 16k rows
-    where the coordinates' rounding would no longer hold.) The steepest fall is the parabolic peak of the outward
+    ``tolerant``, ``plain``: the two differences' windows, each stacked as one tall image (N * S, S). (Not the
+    two as one image: remap rounds its coordinates to 1/32 px, and the larger row offsets of a taller stack round
+    differently, which moves a few edges by a sample.) The steepest fall is the parabolic peak of the outward
     derivative."""
     n = len(r_edge)
     rho = r_edge[..., None] + _OFFS  # (N, K, M)
-    xy = local_centres.T[:, :, None, None] + _UNIT[:, None, :, None] * rho[None]  # (2, N, K, M)
-    # The second half of the stack is the plain distance's windows: the same points, rows N * S further down.
-    xy = np.concatenate([xy, xy], axis=1)
-    q = _bilinear(both, xy).astype(np.float64)  # (2N, K, M)
+    cx = local_centres[:, 0, None, None] + _COS64[None, :, None] * rho
+    cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho
+    q = np.concatenate([_bilinear(tolerant, cx, cy), _bilinear(plain, cx, cy)]).astype(np.float64)
     slope = q[..., 2:] - q[..., :-2]  # (2N, K, M - 2) central differences at offs[1:-1]
-    ms = slope.shape[-1]
-    j = clamp(np.argmin(slope, axis=-1), 1, ms - 2)
-    at = (np.arange(2 * n * N_RAYS).reshape(2 * n, N_RAYS) * ms + j)[..., None] + _AROUND
-    s0, s1, s2 = np.moveaxis(slope.reshape(-1)[at], -1, 0)
+    j = clamp(np.argmin(slope, axis=-1), 1, slope.shape[-1] - 2)
+    s0, s1, s2 = _pick(slope, j - 1), _pick(slope, j), _pick(slope, j + 1)
     denom = s0 - 2 * s1 + s2
     delta = clamp(0.5 * (s0 - s2) / np.where(np.abs(denom) > 1e-6, denom, np.inf), -1.0, 1.0)
-    fall = (r_edge + _OFFS[1:-1][j].reshape(2, n, N_RAYS)) + (delta * 0.25).reshape(2, n, N_RAYS)
+    fall = np.concatenate([r_edge, r_edge]) + _OFFS[1:-1][j] + delta * 0.25
     inside = (q[..., 0] + q[..., 1] + q[..., 2]) / 3.0
     outside = (q[..., -1] + q[..., -2] + q[..., -3]) / 3.0
-    r_tol, r_plain = fall
+    r_tol, r_plain = fall[:n], fall[n:]
     in_t, in_p, out_t, out_p = inside[:n], inside[n:], outside[:n], outside[n:]
     clean_outside = out_p < 0.3 * np.maximum(in_p, 1e-6)
     refined = np.where(clean_outside & (in_p - out_p > 8.0), r_plain, r_tol)
@@ -197,7 +188,7 @@ def _normal_equations(r_edge: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np
 
 def _solve_free(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(N, 5): r, dx, dy, a, b with the radius free."""
-    return np.linalg.solve(a + _RIDGE_EYE, b[..., None])[..., 0]
+    return np.linalg.solve(a + _RIDGE * np.eye(5)[None], b[..., None])[..., 0]
 
 
 def _solve_fixed(a: np.ndarray, b: np.ndarray, radius: np.ndarray) -> np.ndarray:
@@ -215,102 +206,62 @@ def _solve_fixed(a: np.ndarray, b: np.ndarray, radius: np.ndarray) -> np.ndarray
     return out
 
 
-def _solve(a: np.ndarray, b: np.ndarray, balanced: np.ndarray, n_balanced: int, held: np.ndarray,
-           free: np.ndarray | None = None) -> np.ndarray:
-    """(N, 5): the free solution for the ``balanced`` balls, the one with the radius held at ``held`` (N,) for
-    the others; each system solved only if some ball needs it (``free``: the free one, if already solved)."""
-    if n_balanced == len(balanced):
-        return _solve_free(a, b) if free is None else free
-    fixed = _solve_fixed(a, b, held)
-    if n_balanced == 0:
-        return fixed
-    return np.where(balanced[:, None], _solve_free(a, b) if free is None else free, fixed)
-
-
-def _iterate(masks: np.ndarray, both: np.ndarray, local: np.ndarray, radii: np.ndarray, ratio: float | None
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """One pass of the fit from centres ``local`` (N, 2, window coordinates): each ball's shift (N, 2), radius
-    (N,), elongation (N,), the rays kept (N, K), and the radius ratio held (``ratio``, or the batch's median)."""
-    r_edge, found = edge_radii(masks, local, radii)
-    r_edge = refine_edges(both, local, r_edge, found)
-    w = found.astype(np.float64)
-    a, b = _normal_equations(r_edge, w)
-    count = a[:, 0, 0]
-    # Each half of the circle must have edges for the radius to be separable from the shift.
-    cos_cov = np.abs(a[:, 0, 1]) / np.maximum(count, 1)
-    sin_cov = np.abs(a[:, 0, 2]) / np.maximum(count, 1)
-    balanced = (count >= 0.6 * N_RAYS) & (cos_cov < 0.25) & (sin_cov < 0.25)
-    n_balanced = int(np.count_nonzero(balanced))
-    free = _solve_free(a, b) if n_balanced else None
-    if ratio is None:
-        ratio = _median(free[balanced, 0] / radii[balanced]) if n_balanced else 0.97
-    sol = _solve(a, b, balanced, n_balanced, radii * ratio, free)
-    # One pass of outlier rejection: edges more than a pixel off the fit (a neighbour's shadow, a chalk mark).
-    pred = sol @ _BASIS.T
-    keep = found & (np.abs(r_edge - pred) < 1.0)
-    w = keep.astype(np.float64)
-    a, b = _normal_equations(r_edge, w)
-    sol = _solve(a, b, balanced, n_balanced, radii * ratio)
-    ok = a[:, 0, 0] >= 5
-    shift = np.where(ok[:, None], sol[:, 1:3], 0.0)
-    # A wild shift means the guess was not a ball: keep it bounded, the score will say the rest.
-    shift = clamp(shift, -0.5 * radii[:, None], 0.5 * radii[:, None])
-    radius = np.where(ok, sol[:, 0], radii)
-    elong = np.where(ok & balanced, 2.0 * np.hypot(sol[:, 3], sol[:, 4]), 0.0)
-    return shift, radius, elong, keep, float(ratio)
-
-
 def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
-              radii: np.ndarray, iterations: int = 2, radius_ratio: tuple[float, ...] | None = None,
-              moving_from: np.ndarray | None = None) -> RayFit:
+              radii: np.ndarray, iterations: int = 2, radius_ratio: tuple[float, ...] | None = None) -> RayFit:
     """Refine ball centres (N, 2) of expected silhouette radii (N,) in a full-resolution ``frame``.
 
     A ball whose edge rays do not surround it (half under a cue, a dark ball's shaded side) has its radius held at
     the expected one times the fitted-over-expected ratio of the balls that do: the median over this batch, or
     ``radius_ratio`` (one per iteration, as ``RayFit.radius_ratio`` gives them) when given: a few balls searched
     again where the frame changed would otherwise get a ratio of their own, and the held ball a different fit
-    than in the whole frame.
-
-    ``moving_from``: where the balls were a frame ago (M, 2 pixels), with ``radius_ratio``. A ball whose first
-    pass puts it more than ``_MOVING_PX`` from all of them is moving, and that pass's fit stands: the passes after
-    it move a centre by 0.05 px or so (0.1 mm), which counts for a ball at rest, whose resting place is the mean
-    of such fits, and not for one moving 4 mm a frame or more. (Nor for a ball fitted from its own fit of the
-    frame before, it would seem; but one pass for those put bench_vision's carom balls at rest 0.50 mm off, two
-    0.48.)"""
+    than in the whole frame."""
     n = len(centres)
     angles = _ANGLES
     if n == 0:
         z = np.zeros(0)
         return RayFit(np.zeros((0, 2)), z, z, np.zeros((0, N_RAYS), bool), angles)
-    if radius_ratio is not None and len(radius_ratio) != iterations:
-        raise ValueError(f"radius_ratio needs one value per iteration ({iterations}), got {len(radius_ratio)}")
-    if moving_from is not None and radius_ratio is None:
-        raise ValueError("moving_from needs radius_ratio: a part of the batch would get a ratio of its own")
     radii = np.asarray(radii, dtype=np.float64)
     half = int(np.ceil(radii.max() * (_OUTER + 0.1))) + 5  # the first guess is within a pixel or two
-    masks, both, origins = window_maps(frame, ref, params, centres, half)
+    masks, tolerant, plain, origins = window_maps(frame, ref, params, centres, half)
     size = masks.shape[1]
+    tolerant, plain = tolerant.reshape(n * size, size), plain.reshape(n * size, size)
     c = np.asarray(centres, dtype=np.float64).copy()
     radius = radii.copy()
     elong = np.zeros(n)
     found = np.zeros((n, N_RAYS), bool)
     ratios: list[float] = []
+    if radius_ratio is not None and len(radius_ratio) != iterations:
+        raise ValueError(f"radius_ratio needs one value per iteration ({iterations}), got {len(radius_ratio)}")
     for it in range(iterations):
-        given = None if radius_ratio is None else radius_ratio[it]
-        on = None  # all the balls
-        if it and moving_from is not None:
-            gap = np.hypot(c[:, None, 0] - moving_from[None, :, 0], c[:, None, 1] - moving_from[None, :, 1])
-            on = np.nonzero(gap.min(axis=1) < _MOVING_PX)[0] if len(moving_from) else np.zeros(0, int)
-        if on is not None and len(on) < n:  # some balls moving: the others alone go on
-            ratios.append(float(given))
-            if len(on) == 0:
-                continue
-            sub_both = both.reshape(2, n, size, size)[:, on].reshape(2 * len(on) * size, size)
-            shift, radius[on], elong[on], found[on], _ = _iterate(masks[on], sub_both, c[on] - origins[on],
-                                                                  radii[on], given)
-            c[on] += shift
-            continue
-        shift, radius, elong, found, ratio = _iterate(masks, both, c - origins, radii, given)
-        ratios.append(ratio)
+        local = c - origins
+        r_edge, found = edge_radii(masks, local, radii)
+        r_edge = refine_edges(tolerant, plain, local, r_edge, found)
+        w = found.astype(np.float64)
+        a, b = _normal_equations(r_edge, w)
+        count = a[:, 0, 0]
+        # Each half of the circle must have edges for the radius to be separable from the shift.
+        cos_cov = np.abs(a[:, 0, 1]) / np.maximum(count, 1)
+        sin_cov = np.abs(a[:, 0, 2]) / np.maximum(count, 1)
+        balanced = (count >= 0.6 * N_RAYS) & (cos_cov < 0.25) & (sin_cov < 0.25)
+        free = _solve_free(a, b)
+        if radius_ratio is not None:
+            ratio = radius_ratio[it]
+        else:
+            ratio = _median(free[balanced, 0] / radii[balanced]) if balanced.any() else 0.97
+        ratios.append(float(ratio))
+        sol = np.where(balanced[:, None], free, _solve_fixed(a, b, radii * ratio))
+        # One pass of outlier rejection: edges more than a pixel off the fit (a neighbour's shadow, a chalk mark).
+        pred = sol @ _BASIS.T
+        keep = found & (np.abs(r_edge - pred) < 1.0)
+        w = keep.astype(np.float64)
+        a, b = _normal_equations(r_edge, w)
+        sol = np.where(balanced[:, None], _solve_free(a, b), _solve_fixed(a, b, radii * ratio))
+        ok = a[:, 0, 0] >= 5
+        shift = np.where(ok[:, None], sol[:, 1:3], 0.0)
+        # A wild shift means the guess was not a ball: keep it bounded, the score will say the rest.
+        shift = clamp(shift, -0.5 * radii[:, None], 0.5 * radii[:, None])
         c += shift
+        radius = np.where(ok, sol[:, 0], radii)
+        elong = np.where(ok & balanced, 2.0 * np.hypot(sol[:, 3], sol[:, 4]), 0.0)
+        found = keep
     return RayFit(c, radius, elong, found, angles, tuple(ratios))
