@@ -219,6 +219,12 @@ class _Finder:
         if start is None:
             return None
         _, first, rest = start
+        d = self._leaving(b, first, rest)
+        return None if d is None else (rest, d)
+
+    def _leaving(self, b: int, first: int, rest: np.ndarray) -> np.ndarray | None:
+        """The unit direction ball ``b`` leaves ``rest`` in from frame ``first`` on: to its first sighting well
+        clear of rest within the first ``fit_frames``, else the farthest of them."""
         ahead = self.p.xy[b, window(first, first + self.c.fit_frames, len(self.p.t))]
         ahead = ahead[~np.isnan(ahead[:, 0])]
         if not len(ahead):
@@ -226,7 +232,7 @@ class _Finder:
         off = np.linalg.norm(ahead - rest, axis=1)
         clear = np.nonzero(off > self.c.start_clear_mm)[0]
         p = ahead[clear[0]] if len(clear) else ahead[int(np.argmax(off))]
-        return rest, (p - rest) / max(float(np.linalg.norm(p - rest)), 1e-9)
+        return (p - rest) / max(float(np.linalg.norm(p - rest)), 1e-9)
 
     def _ran_into(self, b: int, t_on: float, other: str, t_contact: float) -> bool:
         """Ball ``b``, set off at ``t_on``, did not leave away from ``other`` (where it was at the contact): it was
@@ -301,7 +307,7 @@ class _Finder:
                 if best is None or dist[k] < best[0]:
                     best = (float(dist[k]), float(tc[k]), o, float(speed[k]))
         if best is None:
-            struck = self._struck_into(b, ball, t_on, centre)
+            struck = self._struck_into(ball, t_on, centre)
             if struck is None:
                 return None
             best = struck
@@ -317,8 +323,7 @@ class _Finder:
                 return e
         return Event(tc, EventType.BALL_BALL, balls=pair)
 
-    def _struck_into(self, b: int, ball: str, t_on: float, centre: np.ndarray
-                     ) -> tuple[float, float, int, float] | None:
+    def _struck_into(self, ball: str, t_on: float, centre: np.ndarray) -> tuple[float, float, int, float] | None:
         """A ball struck from rest into ``ball`` within the strike's frame (3 cm off, the kiss 9 ms after the
         strike): no chord of its path comes near ``centre`` (where its centre was at the kiss), for the path
         bends at the kiss inside the frame. Its two legs, resting point to ``centre`` and ``centre`` to its first
@@ -693,13 +698,10 @@ class _Finder:
         """How many of the ``back`` frames before ``first`` the ball was already on its way: off its resting point
         the way it then went. A ball whose blob merges with an approaching one's is read a mm or two towards it
         before the kiss, against the way the kiss then sends it: those frames are not its start."""
-        xy, big_m = self.p.xy[b], len(self.p.t)
-        ahead = xy[window(first, first + self.c.fit_frames, big_m)]
-        ahead = ahead[~np.isnan(ahead[:, 0])]
-        if not len(ahead) or back <= 0:
+        way = self._leaving(b, first, rest) if back > 0 else None
+        if way is None:
             return 0
-        way = ahead[-1] - rest
-        way = way / max(float(np.linalg.norm(way)), 1e-9)
+        xy = self.p.xy[b]
         n = 0
         for k in range(first - 1, max(first - 1 - back, -1), -1):
             off = xy[k] - rest
