@@ -187,13 +187,14 @@ class BallTracker:
         gate = reach + self.c.hidden_growth_mm_s * np.maximum(dt - frame, 0.0)
         unknown = np.isnan(dist)
         cost = np.where(unknown, 0.0, dist)
-        allowed = ~unknown & (dist <= gate[:, None]) & ~self._unlike_at_rest(det, dist, speed)
-        # Beyond where it could have rolled, a hidden ball is found again only as a ball put back is: by a blob that
-        # looks like it. A pool 7 lost into a pocket took, once its gate had grown to a metre, the 11 resting there
-        # (read as the 15): its pocket was never called.
-        beyond = np.nan_to_num(dist, nan=0.0) > reach[:, None]
-        if beyond.any() and det.classes:
-            like = (det.class_probs @ self._kind_members(det.classes)).T  # (B, N)
+        allowed = ~unknown & (dist <= gate[:, None])
+        if det.classes and n_d:
+            like = (det.class_probs @ self._kind_members(det.classes)).T  # (B, N): each blob's likeness to each ball
+            allowed &= ~self._unlike_at_rest(det, like, dist, speed)
+            # Beyond where it could have rolled, a hidden ball is found again only as a ball put back is: by a blob
+            # that looks like it. A pool 7 lost into a pocket took, once its gate had grown to a metre, the 11
+            # resting there (read as the 15): its pocket was never called.
+            beyond = np.nan_to_num(dist, nan=0.0) > reach[:, None]
             allowed &= ~beyond | (like >= self.c.placed_identity)
         cost = cost + self._identity_cost(det)
         cost = np.where(allowed, cost, np.inf)
@@ -236,14 +237,12 @@ class BallTracker:
                     assigned[i], assigned[j] = dj, di
         return list(assigned.items())
 
-    def _unlike_at_rest(self, det: Detections, dist: np.ndarray, speed: np.ndarray) -> np.ndarray:
+    def _unlike_at_rest(self, det: Detections, own: np.ndarray, dist: np.ndarray, speed: np.ndarray) -> np.ndarray:
         """(B, N): a ball at rest does not jump to a blob over a radius away that plainly is another kind (nearly
         nothing of its own kind, nearly all of one other). The sinuca reds took the unplaced brown's blob 74 mm off
         for the two frames a cue's shadow hid their own, and each such jump opened a shot struck on a red. A ball
-        set moving is still followed: its first smeared frames read as no kind in particular."""
-        if not det.classes or not len(det):
-            return np.zeros(dist.shape, dtype=bool)
-        own = (det.class_probs @ self._kind_members(det.classes)).T  # (B, N): each blob's likeness to each ball
+        set moving is still followed: its first smeared frames read as no kind in particular. ``own``: (B, N) each
+        blob's likeness to each ball's kind."""
         sure_other = det.class_probs.max(axis=1) >= self.c.other_kind_p  # (N,)
         resting = (speed < self.c.resting_mm_s) & (self.unseen < self.c.resting_unseen_frames)
         far = np.nan_to_num(dist, nan=0.0) > 0.5 * self.diameter
