@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -587,13 +589,17 @@ def test_a_ball_struck_into_one_a_few_mm_away_was_struck_though_both_set_off_at_
     assert len(kisses) == 1 and abs(kisses[0] - t_kiss) < 0.02
 
 
+def _recorded_paths(name: str):
+    """Paths as the tracker gave them in a rendered replay (``fixtures/paths``), and the file's other fields."""
+    data = np.load(Path(__file__).resolve().parent.parent / "fixtures" / "paths" / name)
+    return Paths(tuple(str(b) for b in data["balls"]), data["t"], data["xy"]), data
+
+
 def test_a_soft_kiss_whose_fits_meet_as_the_two_roll_on_is_timed_at_the_kissed_balls_start():
     """Ball 2 at 96 mm/s kisses the resting 15 (bilhar seed 106, rendered at 1456x1088: the two balls' paths as
     the tracker gave them, ``fixtures/paths``): the change of velocity at the contact is under the kink threshold,
     and the pair's fits met only three frames later as the two rolled on together, 44 ms late."""
-    from pathlib import Path
-    data = np.load(Path(__file__).resolve().parent.parent / "fixtures" / "paths" / "bilhar_soft_kiss.npz")
-    paths = Paths(tuple(str(b) for b in data["balls"]), data["t"], data["xy"])
+    paths, data = _recorded_paths("bilhar_soft_kiss.npz")
     kisses = [e.t for e in find_events(paths, POOL).events if e.type is EventType.BALL_BALL]
     assert len(kisses) == 1 and abs(kisses[0] - float(data["t_kiss"])) < 0.01, kisses
 
@@ -603,9 +609,7 @@ def test_a_ball_struck_into_one_30_mm_away_met_it_inside_the_strikes_frame():
     ``fixtures/paths``): the cue ball, 30 mm from the pink, struck at 3.5 m/s, kisses it 9 ms after the strike.
     Its path bends inside the frame, no chord comes near where it met the pink, and the pink was read as
     touched. Its two legs, rest to the kiss and the kiss to its first sighting, fit its speed."""
-    from pathlib import Path
-    data = np.load(Path(__file__).resolve().parent.parent / "fixtures" / "paths" / "sinuca_struck_into_the_pink.npz")
-    paths = Paths(tuple(str(b) for b in data["balls"]), data["t"], data["xy"])
+    paths, data = _recorded_paths("sinuca_struck_into_the_pink.npz")
     ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
     assert [e.type for e in ev] == [EventType.STRIKE, EventType.BALL_BALL], ev
     assert abs(ev[1].t - float(data["t_kiss"])) < 0.004
