@@ -371,6 +371,7 @@ class _Finder:
                 dist = np.linalg.norm(xy[i] - xy[j], axis=1)  # NaN where either is unseen
                 reach = d_ball + self.c.contact_slack_mm + (speed[i] + speed[j]) * self.dt * 0.6
                 last = -1  # the frame of this pair's last contact
+                thin: list[tuple[int, float]] = []  # (frame, time) of kisses seen only as a push apart
                 for m in _local_minima(dist):
                     if not dist[m] <= reach[m]:
                         continue
@@ -378,13 +379,27 @@ class _Finder:
                     # apart and read nearer or farther frame to frame, meet again only once they have parted.
                     if last >= 0 and not np.nanmax(dist[last:m], initial=-np.inf) - dist[m] > self.c.off_cushion_mm:
                         continue
-                    tc = self._pair_contact_time(i, j, m)
-                    if tc is not None:
+                    found = self._pair_contact_time(i, j, m)
+                    if found is None:
+                        continue
+                    tc, kinked = found
+                    if not kinked:
+                        thin.append((m, tc))
+                        continue
+                    out.append(Event(tc, EventType.BALL_BALL, balls=(self.p.balls[i], self.p.balls[j])))
+                    last = m
+                # A push apart stands for a kiss only where the kink saw none about it: the kink's time is the
+                # better one (a frame of noise next to a real kiss can look like a push too).
+                kissed = [e.t for e in out if e.balls == (self.p.balls[i], self.p.balls[j])]
+                for m, tc in thin:
+                    if all(abs(tc - tk) > 2 * self.c.fit_frames * self.dt for tk in kissed):
                         out.append(Event(tc, EventType.BALL_BALL, balls=(self.p.balls[i], self.p.balls[j])))
-                        last = m
+                        kissed.append(tc)
         return _dedupe(out, self.dt)
 
-    def _pair_contact_time(self, i: int, j: int, m: int) -> float | None:
+    def _pair_contact_time(self, i: int, j: int, m: int) -> tuple[float, bool] | None:
+        """The time the pair met about frame ``m``, and whether a path kinked there (False: seen only as the two
+        pushed apart, ``_pushed_apart``); None if they did not meet."""
         t, xy, k = self.p.t, self.p.xy, self.c.fit_frames
         big_m = len(t)
         before = window(m - k, m, big_m)  # frames up to m-1: before the contact whichever side of it m lies
@@ -411,10 +426,19 @@ class _Finder:
             tc = float(ts[int(np.argmin(gap))])
         else:
             return None
-        # The paths must change at the contact: at least one ball's velocity differs before and after.
+        # The paths must change at the contact: at least one ball's velocity differs before and after, or, where
+        # the fitted paths do reach 2R, both were pushed apart along their line of centres by about as much.
         ai, aj = fit(t[after], xy[i, after]), fit(t[after], xy[j, after])
-        if not (self._kinked(fi, ai, tc) or self._kinked(fj, aj, tc)):
-            return None
+        kinked = self._kinked(fi, ai, tc) or self._kinked(fj, aj, tc)
+        if not kinked:
+            if not (len(crossing) and self._pushed_apart(fi, ai, fj, aj, tc)):
+                return None
+            # So thin a kiss closes the gap slowly (50 mm/s along the line of centres): a mm of error in the
+            # positions is 20 ms in the time the fits reach 2R. Where each ball's fits before and after meet
+            # (its kink) does not move with such an error.
+            ts = np.linspace(t[max(m - 3, 0)], t_hi, 241)
+            bend = sum(np.sum((f.at(ts) - a.at(ts)) ** 2, axis=1) for f, a in ((fi, ai), (fj, aj)))
+            tc = float(ts[int(np.argmin(bend))])
         # Two balls touching at rest (frozen, a rack) jitter in the detector by a frame's worth of "kink": they
         # met only if one of them was moving, or one truly sets off there (the break running through the rack).
         if self._resting(i, m) and self._resting(j, m) and not (self._sets_off(i, m) or self._sets_off(j, m)):
@@ -428,7 +452,7 @@ class _Finder:
         later = [min((st[0] for st in self._starts.get(x, ()) if tc < st[0] <= tc + 2 * k * self.dt), default=None)
                  for x in (i, j)]
         if later[0] is not None and later[1] is not None:
-            return max(later[0], later[1])
+            return max(later[0], later[1]), kinked
         # A soft kiss (the striker under ``slow_pass_mm_s``): the pair's fits, the kink under their threshold at
         # the contact, meet a frame or three later as the two roll on together; the kissed ball's start from rest
         # just before is the contact (a ball is read setting off early, never late).
@@ -436,8 +460,8 @@ class _Finder:
             start = max((st[0] for st in self._starts.get(x, ()) if tc - 3.5 * self.dt <= st[0] < tc), default=None)
             if start is not None and self.c.moving_mm_s < self.speed[y, m] < self.c.slow_pass_mm_s and \
                     not any(tc - 3.5 * self.dt <= st[0] <= tc for st in self._starts.get(y, ())):
-                return start
-        return tc
+                return start, kinked
+        return tc, kinked
 
     def pushed_into_cushions(self, kisses: list[Event]) -> list[Event]:
         """A ball resting a few mm off a cushion and hit towards it meets the cushion within the same frame: no
@@ -542,6 +566,26 @@ class _Finder:
             return True  # cannot tell: keep the contact
         home = np.nanmean(rest, axis=0)
         return float(np.nanmax(np.linalg.norm(ahead - home, axis=1))) > 2 * self.c.start_clear_mm
+
+    def _pushed_apart(self, fi: LineFit, ai: LineFit | None, fj: LineFit, aj: LineFit | None, tc: float) -> bool:
+        """Whether a kiss too thin for the kink shows as two rolling balls' equal and opposite push: each ball's
+        velocity changes by at least half the kink along the line of centres, away from the other, the two
+        changes within a factor two of each other (equal masses take equal impulses). Noise and a ball's own
+        curve (spin) change one path, or both, but not both apart along that line at once. (Three-cushion seed
+        113: white 388 mm/s turned 11 degrees, the spot 160 mm/s turned 26; their fits change by 59 and 55 mm/s,
+        under the 80 of the kink, 47 and 52 of it along the line of centres.)"""
+        if ai is None or aj is None:
+            return False
+        # Both rolling into it: a ball at rest set off by a kiss is met by its start (``_met_passing``), timed
+        # better than by any push.
+        if min(np.linalg.norm(fi.velocity(tc)), np.linalg.norm(fj.velocity(tc))) < self.c.moving_mm_s:
+            return False
+        n = fi.at(np.array([tc]))[0] - fj.at(np.array([tc]))[0]
+        n = n / max(float(np.linalg.norm(n)), 1e-9)  # from j to i
+        push_i = float((ai.velocity(tc) - fi.velocity(tc)) @ n)
+        push_j = -float((aj.velocity(tc) - fj.velocity(tc)) @ n)
+        least = 0.5 * self.c.kink_mm_s
+        return push_i >= least and push_j >= least and max(push_i, push_j) <= 2.0 * min(push_i, push_j)
 
     def _kinked(self, before: LineFit | None, after: LineFit | None, tc: float) -> bool:
         if before is None or after is None:
