@@ -457,12 +457,34 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
     out["slow"] = [(round(f.t - e.t, 4), e.type.value) for e, f in pairs if abs(f.t - e.t) > 0.006]
     if args.misses:
         frames = truth_doc["frames"]
+        feed = _under_final_names(feed)
         if carom and _whites_swapped(feed, frames):
             feed = _swapped_feed(feed, "white", "spot")
         win = (f_shot.t_start, f_shot.t_end) if f_shot is not None else None
         out["missed"] = [diagnose(e, frames, feed, calib.table, args.fps, found_events, window=win) for e in missed]
         out["spurious"] = [diagnose(e, frames, feed, calib.table, args.fps, t_shot.events, vision_names=True)
                            for e in spurious]
+    return out
+
+
+def _under_final_names(feed: Feed) -> Feed:
+    """The feed with every frame under the names the replay ended with: a frame recorded before two labels were
+    exchanged (the look-alikes named as the first shot opened) is in the old names, and the replay's shot, like
+    the segmenter's history, in the new ones (compared raw, a named white read as the truth's spot and every
+    contact of a side-B shot was blamed on identity)."""
+    swaps = sorted(getattr(feed, "swaps", ()))
+    if not swaps:
+        return feed
+    out = Feed(feed.balls)
+    out.t, out.pins, out.gaps, out.at_gap = feed.t, feed.pins, feed.gaps, feed.at_gap
+    out.xy = []
+    for f, x in enumerate(feed.xy):
+        x = x.copy()
+        for m, a, b in swaps:
+            if m > f:
+                i, j = feed.balls.index(a), feed.balls.index(b)
+                x[[i, j]] = x[[j, i]]
+        out.xy.append(x)
     return out
 
 
