@@ -100,6 +100,7 @@ class _Finder:
         # Each ball's starts from rest: (onset time, first frame off the resting point, the resting point). A fit
         # must not reach back over a start (the resting frames are not on the line the ball then runs along).
         self._starts: dict[int, list[tuple[float, int, np.ndarray]]] = {}
+        self._bounces: dict[int, list[float]] = {}  # each ball's cushion contacts: a kiss's fit starts after them
         self.p = self._into_pockets(paths)
         self.strikers = strikers
         self.pins = pins
@@ -110,8 +111,11 @@ class _Finder:
 
     def run(self) -> ShotEvents:
         onsets = self.onsets()  # first: the contacts' fits start where a ball set off
+        cushions = self.cushions()  # ... and, for the kisses' fits, where it came off a cushion
+        for e in cushions:
+            self._bounces.setdefault(self.p.index(e.ball), []).append(e.t)
         kisses = self.ball_ball()
-        contacts = kisses + _dedupe(self.cushions() + self.pushed_into_cushions(kisses), self.dt)
+        contacts = kisses + _dedupe(cushions + self.pushed_into_cushions(kisses), self.dt)
         gone, hidden = self.vanished()
         events: list[Event] = list(contacts) + list(gone) + self.pin_downs()
         strike_t = None
@@ -525,6 +529,14 @@ class _Finder:
         those frames of its new motion; the resting frames before them would drag the fit)."""
         t, xy = self.p.t, self.p.xy[b]
         lo, hi = frames.start, frames.stop
+        # Nor over a cushion it came off (the red off the rail and back into the spot 60 ms later): the frames
+        # before the bounce are on another line. Kept when too few frames are left after it for a fit.
+        bounced = [tb for tb in self._bounces.get(b, ()) if t[lo] < tb < t[hi - 1]] if hi > lo else []
+        if bounced:
+            after = int(np.searchsorted(t, max(bounced), side="right"))
+            if np.count_nonzero(~np.isnan(xy[after:hi, 0])) >= 2:
+                lo = after
+                frames = slice(lo, hi)
         starts = [s for s in self._starts.get(b, ()) if lo <= s[1] < hi]
         if not starts:
             return fit(t[frames], xy[frames])
