@@ -657,3 +657,42 @@ def test_two_rolling_balls_passing_a_mm_apart_did_not_kiss(clear_mm):
         assert not [k for _, k, _ in truth if k == "ball_ball"]
         assert not [e for e in find_events(paths, CAROM, strikers=("spot", "white")).events
                     if e.type is EventType.BALL_BALL]
+
+
+SINUCA = preset("sinuca_br")
+
+
+def _into_the_jaw(seed: int, miss_mm: float | None, fps: float = 60.0):
+    """A red rolling at 350 mm/s up into the top-right pocket's mouth, past the top cushion's nose line: with
+    ``miss_mm`` None it meets the jaw's knuckle (R from the jaw point) and bounces off it, else it passes the
+    point ``miss_mm`` clear, straight on. Returns (Paths of the red and a resting cue ball, contact time)."""
+    r = SINUCA.ball_radius
+    jaw = np.array(next(j for j in next(p for p in SINUCA.pockets if p.name == "top_right").jaws
+                        if abs(j[1] - SINUCA.length) < 1e-6))
+    v = np.array([0.0, 350.0])
+    clear = r + (0.0 if miss_mm is None else miss_mm)
+    dx = 0.8 * clear
+    at = jaw + np.array([dx, -np.sqrt(clear ** 2 - dx ** 2)])  # where it touches (or passes nearest)
+    t_contact = 1.0
+    t = np.arange(0.5, 1.5, 1.0 / fps) + 0.5 / fps
+    n = (at - jaw) / np.linalg.norm(at - jaw)
+    v_out = v - 1.8 * (v @ n) * n if miss_mm is None else v  # the knuckle turns it (a little energy lost)
+    xy = np.where((t < t_contact)[:, None], at + v * (t - t_contact)[:, None], at + v_out * (t - t_contact)[:, None])
+    xy = xy + np.random.default_rng(seed).normal(0.0, 0.3, xy.shape)
+    cue = np.tile([700.0, 1000.0], (len(t), 1))
+    return Paths(("red1", "cue"), t, np.stack([xy, cue])), t_contact
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_ball_past_the_nose_line_meets_the_jaw_of_the_pocket(seed):
+    paths, t_contact = _into_the_jaw(seed, miss_mm=None)
+    cushions = [e for e in find_events(paths, SINUCA).events if e.type is EventType.CUSHION]
+    assert [(e.ball, e.cushion) for e in cushions] == [("red1", "top")]
+    assert abs(cushions[0].t - t_contact) < 0.005
+
+
+@pytest.mark.parametrize("miss_mm", [3.0, 10.0])
+def test_a_ball_passing_the_jaw_into_the_pocket_does_not_meet_it(miss_mm):
+    for seed in range(3):
+        paths, _ = _into_the_jaw(seed, miss_mm=miss_mm)
+        assert not [e for e in find_events(paths, SINUCA).events if e.type is EventType.CUSHION]

@@ -115,6 +115,7 @@ class _Finder:
         for e in cushions:
             self._bounces.setdefault(self.p.index(e.ball), []).append(e.t)
         kisses = self.ball_ball()
+        cushions += self.jaws(cushions)
         contacts = kisses + _dedupe(cushions + self.pushed_into_cushions(kisses), self.dt)
         gone, hidden = self.vanished()
         events: list[Event] = list(contacts) + list(gone) + self.pin_downs()
@@ -656,6 +657,42 @@ class _Finder:
                         last = m
         return _dedupe(out, self.dt)
 
+    def jaws(self, cushions: list[Event]) -> list[Event]:
+        """A ball in a pocket's mouth, past the line of the cushion's nose, meets the jaw's knuckle: R from the
+        jaw point, not from the line (the snooker red into the top-right pocket's jaw, 15 mm past the line, seen
+        as no contact: sinuca seeds 110 and 113). Reported on the jaw's cushion, as the rules count it. The
+        distance to a point has a V at every pass, touching or not, so the contact is told by the path's own
+        kink, timed where the fits before and after meet, and there R (within the slack) from the point."""
+        out: list[Event] = []
+        w, l = self.table.width, self.table.length
+        k = self.c.fit_frames
+        t, big_m = self.p.t, len(self.p.t)
+        for point, name in _jaw_points(self.table):
+            gap_of = _GAPS[name]
+            for b, ball in enumerate(self.p.balls):
+                xy = self.p.xy[b]
+                dist = np.linalg.norm(xy - point, axis=1)
+                reach = self.r + self.c.contact_slack_mm + self.speed[b] * self.dt * 0.6
+                for m in _local_minima(dist):
+                    if not dist[m] <= reach[m] or not gap_of(xy[m], w, l) < self.r:
+                        continue  # not at the jaw, or still short of the nose line (the cushion's own test)
+                    before = self._fit_since_start(b, window(m - k, m, big_m))
+                    after = fit(t[window(m + 1, m + 1 + k, big_m)], xy[window(m + 1, m + 1 + k, big_m)])
+                    if before is None or after is None:
+                        continue
+                    ts = np.linspace(t[max(m - 2, 0)], t[min(m + 1, big_m - 1)], 241)
+                    tc = float(ts[int(np.argmin(np.sum((before.at(ts) - after.at(ts)) ** 2, axis=1)))])
+                    at = before.at(np.array([tc]))[0]
+                    towards = float((point - at) @ before.velocity(tc)) > 0
+                    near = abs(float(np.linalg.norm(at - point)) - self.r) <= self.c.contact_slack_mm
+                    if not (towards and near and self._kinked(before, after, tc)):
+                        continue
+                    if any(e.ball == ball and e.cushion == name and abs(e.t - tc) < 2 * self.dt
+                           for e in cushions + out):
+                        continue  # the nose line's contact, found already
+                    out.append(Event(tc, EventType.CUSHION, ball=ball, cushion=name))
+        return out
+
     def _cushion_time(self, b: int, gap: np.ndarray, m: int, gap_of) -> float | None:
         """Where the incoming and outgoing fits of the distance to the cushion line meet (the incoming one from
         the ball's start on, when it set off over those frames: see ``_fit_since_start``)."""
@@ -965,6 +1002,19 @@ class _Finder:
 # Each cushion's distance from a point (x, y) on a table of width w and length l.
 _GAPS = {"left": lambda p, w, l: float(p[0]), "right": lambda p, w, l: float(w - p[0]),
          "bottom": lambda p, w, l: float(p[1]), "top": lambda p, w, l: float(l - p[1])}
+
+
+def _jaw_points(table: TableSpec) -> list[tuple[np.ndarray, str]]:
+    """Every pocket's jaw points (the knuckles where the cushion's nose ends) and the cushion each is on."""
+    w, l = table.width, table.length
+    out = []
+    for pocket in table.pockets:
+        for x, y in pocket.jaws:
+            name = ("left" if abs(x) < 1e-6 else "right" if abs(x - w) < 1e-6 else
+                    "bottom" if abs(y) < 1e-6 else "top" if abs(y - l) < 1e-6 else None)
+            if name is not None:
+                out.append((np.array([x, y], dtype=np.float64), name))
+    return out
 
 
 # Each cushion's outward direction: (axis, sign).
