@@ -696,3 +696,31 @@ def test_a_ball_passing_the_jaw_into_the_pocket_does_not_meet_it(miss_mm):
     for seed in range(3):
         paths, _ = _into_the_jaw(seed, miss_mm=miss_mm)
         assert not [e for e in find_events(paths, SINUCA).events if e.type is EventType.CUSHION]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_ball_in_a_corner_pocket_meets_its_facing(seed):
+    """A pool ball inside the top-left corner pocket's mouth, rolling into the facing behind the top cushion's
+    jaw (bilhar seed 131 rattles between the two facings), meets the top cushion there."""
+    r = POOL.ball_radius
+    pocket = next(p for p in POOL.pockets if p.name == "top_left")
+    jaws = np.array(pocket.jaws)
+    jaw = next(j for j in jaws if abs(j[1] - POOL.length) < 1e-6)
+    axis = np.array(pocket.drop) - jaws.mean(axis=0)
+    axis /= np.linalg.norm(axis)
+    depth = float((np.array(pocket.drop) - jaw) @ axis)
+    on_facing = jaw + axis * depth * 0.5
+    inward = np.array([-axis[1], axis[0]])
+    if inward @ (jaws.mean(axis=0) - jaw) < 0:
+        inward = -inward
+    at = on_facing + r * inward  # the ball's centre as it touches the facing
+    v = -400.0 * inward + 150.0 * axis  # into the facing, on into the pocket
+    v_out = v - 1.8 * (v @ inward) * inward
+    t = np.arange(0.5, 1.5, 1 / 60.0) + 0.5 / 60.0
+    xy = np.where((t < 1.0)[:, None], at + v * (t - 1.0)[:, None], at + v_out * (t - 1.0)[:, None])
+    xy = xy + np.random.default_rng(seed).normal(0.0, 0.3, xy.shape)
+    xy[t > 1.12] = np.nan  # down the pocket
+    paths = Paths(("13", "cue"), t, np.stack([xy, np.tile([600.0, 1200.0], (len(t), 1))]))
+    cushions = [e for e in find_events(paths, POOL).events if e.type is EventType.CUSHION]
+    assert [(e.ball, e.cushion) for e in cushions] == [("13", "top")]
+    assert abs(cushions[0].t - 1.0) < 0.005

@@ -658,33 +658,38 @@ class _Finder:
         return _dedupe(out, self.dt)
 
     def jaws(self, cushions: list[Event]) -> list[Event]:
-        """A ball in a pocket's mouth, past the line of the cushion's nose, meets the jaw's knuckle: R from the
-        jaw point, not from the line (the snooker red into the top-right pocket's jaw, 15 mm past the line, seen
-        as no contact: sinuca seeds 110 and 113). Reported on the jaw's cushion, as the rules count it. The
-        distance to a point has a V at every pass, touching or not, so the contact is told by the path's own
-        kink, timed where the fits before and after meet, and there R (within the slack) from the point."""
+        """A ball in a pocket's mouth, past the line of the cushion's nose, meets the jaw: its knuckle or the
+        facing behind it, R from them, not from the line (the snooker red into the top-right pocket's knuckle,
+        15 mm past the line, sinuca seeds 110 and 113; a pool ball rattling between a corner pocket's facings,
+        bilhar seed 131). Reported on the jaw's cushion, as the rules count it. The distance to a point has a V at
+        every pass, touching or not, so the contact is told by the path's own kink, timed where the fits before
+        and after meet, there R (within the slack) from the jaw and heading into it."""
         out: list[Event] = []
         w, l = self.table.width, self.table.length
         k = self.c.fit_frames
         t, big_m = self.p.t, len(self.p.t)
-        for point, name in _jaw_points(self.table):
+        for a, z, name in _jaws(self.table):
             gap_of = _GAPS[name]
             for b, ball in enumerate(self.p.balls):
                 xy = self.p.xy[b]
-                dist = np.linalg.norm(xy - point, axis=1)
+                dist = _to_segment(xy, a, z)
                 reach = self.r + self.c.contact_slack_mm + self.speed[b] * self.dt * 0.6
                 for m in _local_minima(dist):
                     if not dist[m] <= reach[m] or not gap_of(xy[m], w, l) < self.r:
                         continue  # not at the jaw, or still short of the nose line (the cushion's own test)
+                    later = window(m + 1, m + 1 + k, big_m)
+                    if np.count_nonzero(~np.isnan(xy[later, 0])) < k - 1:
+                        continue  # gone down the pocket: its last sightings, sinking, are no path off the jaw
                     before = self._fit_since_start(b, window(m - k, m, big_m))
-                    after = fit(t[window(m + 1, m + 1 + k, big_m)], xy[window(m + 1, m + 1 + k, big_m)])
+                    after = fit(t[later], xy[later])
                     if before is None or after is None:
                         continue
                     ts = np.linspace(t[max(m - 2, 0)], t[min(m + 1, big_m - 1)], 241)
                     tc = float(ts[int(np.argmin(np.sum((before.at(ts) - after.at(ts)) ** 2, axis=1)))])
-                    at = before.at(np.array([tc]))[0]
-                    towards = float((point - at) @ before.velocity(tc)) > 0
-                    near = abs(float(np.linalg.norm(at - point)) - self.r) <= self.c.contact_slack_mm
+                    at = before.at(np.array([tc]))
+                    gap_now = float(_to_segment(at, a, z)[0])
+                    towards = float(_to_segment(at + before.velocity(tc) * self.dt, a, z)[0]) < gap_now
+                    near = abs(gap_now - self.r) <= self.c.contact_slack_mm
                     if not (towards and near and self._kinked(before, after, tc)):
                         continue
                     if any(e.ball == ball and e.cushion == name and abs(e.t - tc) < 2 * self.dt
@@ -1004,17 +1009,36 @@ _GAPS = {"left": lambda p, w, l: float(p[0]), "right": lambda p, w, l: float(w -
          "bottom": lambda p, w, l: float(p[1]), "top": lambda p, w, l: float(l - p[1])}
 
 
-def _jaw_points(table: TableSpec) -> list[tuple[np.ndarray, str]]:
-    """Every pocket's jaw points (the knuckles where the cushion's nose ends) and the cushion each is on."""
+def _jaws(table: TableSpec) -> list[tuple[np.ndarray, np.ndarray, str]]:
+    """Every pocket's jaws as segments (a, b) with the cushion each belongs to: the knuckle where the cushion's
+    nose ends (a) and, for a channel pocket (snooker, pool), its facing running from there along the pocket's
+    axis as deep as the drop point (b; a Chapó tronera's jaw is the knuckle alone, b = a)."""
     w, l = table.width, table.length
     out = []
     for pocket in table.pockets:
-        for x, y in pocket.jaws:
+        jaws = np.asarray(pocket.jaws, dtype=np.float64)
+        drop = np.asarray(pocket.drop, dtype=np.float64)
+        axis = drop - jaws.mean(axis=0)
+        if np.linalg.norm(axis) < 1e-6:  # a middle pocket's drop point is on the jaw line: out, away from the centre
+            axis = drop - np.array([w / 2, l / 2]) * (np.abs(drop - [w / 2, l / 2]) > 1e-6)
+        axis = axis / max(float(np.linalg.norm(axis)), 1e-9)
+        for a in jaws:
+            x, y = a
             name = ("left" if abs(x) < 1e-6 else "right" if abs(x - w) < 1e-6 else
                     "bottom" if abs(y) < 1e-6 else "top" if abs(y - l) < 1e-6 else None)
-            if name is not None:
-                out.append((np.array([x, y], dtype=np.float64), name))
+            if name is None:
+                continue
+            depth = 0.0 if is_hole(pocket) else max(float((drop - a) @ axis), 0.0)
+            out.append((a, a + axis * depth, name))
     return out
+
+
+def _to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distances (M,) from points ``p`` (M, 2) to the segment a-b (a point when a == b); NaN rows stay NaN."""
+    d = b - a
+    length2 = float(d @ d)
+    u = np.zeros(len(p)) if length2 < 1e-12 else np.clip((p - a) @ d / length2, 0.0, 1.0)
+    return np.linalg.norm(p - (a + u[:, None] * d), axis=1)
 
 
 # Each cushion's outward direction: (axis, sign).
