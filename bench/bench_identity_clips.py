@@ -1,6 +1,7 @@
 """Identity of the balls at rest in recorded benchmark clips, per ball: how each ball's kind is read.
 
     python -m bench.bench_identity_clips --cache /tmp/dcache [--family bilhar] [--size 728x544] [--seeds 100-109]
+                                         [--model other.onnx]
 
 Reads the clips ``bench_vision --cache DIR`` rendered (the video and its truth). In each, two frames with every
 ball at rest: one before the strike (the balls as the layout put them: a stripe cap-up, a solid number-up) and the
@@ -9,7 +10,9 @@ itself), matched to the truth's image centres within 3 px, and each read three w
 (``colour``); by the discipline's identifier (colour and patch classifier), each ball on its own (``each
 alone``); and with the frame's one-of-each match added where the discipline has one (``one of each``: what the
 tracker is given).
-Prints the accuracy of each per phase, and the commonest misreadings.
+Prints the accuracy of each per phase, each ball's own (``each alone``, both phases), and the commonest
+misreadings. ``--model`` reads with another patch classifier than the committed one (a candidate from
+``vision.train_identity --out``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np  # noqa: E402
 
 from calibration.file import read_calibration  # noqa: E402
 from vision.detection import BallDetector  # noqa: E402
+from vision.crop_classifier import CropClassifier  # noqa: E402
 from vision.identity import BallIdentifier, ball_features  # noqa: E402
 
 FAMILIES = {"bilhar": "bilhar", "sinuca": "sinuca", "carom": "three_cushion", "chapo": "chapo"}
@@ -61,16 +65,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", choices=sorted(FAMILIES), default="bilhar")
     ap.add_argument("--size", default="728x544")
     ap.add_argument("--seeds", default="100-109", help="first-last")
+    ap.add_argument("--model", default=None, help="an ONNX patch classifier instead of the committed one")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     discipline = FAMILIES[args.family]
     lo, hi = (int(s) for s in args.seeds.split("-"))
     identifier = BallIdentifier.for_discipline(discipline)
+    if args.model:
+        identifier = BallIdentifier(identifier.colour, CropClassifier(args.model), identifier.weight,
+                                    identifier.one_of_each, identifier.colour_weight)
     alone = BallIdentifier(identifier.colour, identifier.classifier, identifier.weight, 0.0,
                            identifier.colour_weight)
     kinds = identifier.colour.kind_names
     hits: dict[tuple[str, str], list[bool]] = {}
     wrong: Counter = Counter()
+    per_ball: dict[str, list[bool]] = {}
     for seed in range(lo, hi + 1):
         base = os.path.join(args.cache, f"{args.family}_{args.size}_60_{seed}", f"random_{discipline}_{seed}")
         if not os.path.exists(base + ".mp4"):
@@ -97,14 +106,18 @@ def main(argv: list[str] | None = None) -> int:
                 for how, p in reads.items():
                     got = kinds[int(p[j].argmax())]
                     hits.setdefault((phase, how), []).append(got == want)
-                    if how == "each alone" and got != want:
-                        wrong[(phase, want, got)] += 1
+                    if how == "each alone":
+                        per_ball.setdefault(want, []).append(got == want)
+                        if got != want:
+                            wrong[(phase, want, got)] += 1
     print(f"{args.family} {args.size}, seeds {lo}-{hi}: kind read right, balls at rest")
     for phase in ("layout", "after"):
         row = [f"{how} {np.mean(hits[(phase, how)]):.3f}" for how in ("colour", "each alone", "one of each")
                if (phase, how) in hits]
         n = len(hits.get((phase, "colour"), []))
         print(f"  {phase} ({n} balls): " + ", ".join(row))
+    print("  each ball (each alone, both phases): " + ", ".join(
+        f"{k} {np.mean(per_ball[k]):.2f}/{len(per_ball[k])}" for k in kinds if k in per_ball))
     print("  commonest misreadings (each alone): " + ", ".join(f"{p} {w}->{g} x{c}" for (p, w, g), c in wrong.most_common(12)))
     return 0
 

@@ -152,3 +152,46 @@ def test_a_ball_read_alone_is_cut_at_the_last_whole_frames_median_radius():
             kept_right += names[int(np.argmax(kept.kind_probs(frame, one)))] == kind
             total += 1
     assert kept_right / total >= 0.9 and kept_right > fresh_right, (kept_right / total, fresh_right / total)
+
+
+def _cue_against_a_cushion(seed: int):
+    """A random bilhar layout (``sim.scenario``, the Pi Global Shutter camera at 1456x1088) with the cue ball
+    frozen against one cushion (0.5 mm off its nose; the cushion by the seed), the frame before the strike, its
+    balls found by the detector: (frame, detections, the index of the cue ball's detection)."""
+    from dataclasses import replace
+
+    from sim.render import Renderer
+    from sim.scenario import random_scenario
+
+    sc = random_scenario("bilhar", seed, camera={"sensor": "pi_gs", "size": [1456, 1088]})
+    table = sc.table_spec()
+    r = table.ball_radius
+    side = seed % 4
+    along = (0.3 + 0.4 * ((seed // 4) % 2)) * (table.length if side < 2 else table.width)
+    p = ((r + 0.5, along), (table.width - r - 0.5, along), (along, r + 0.5), (along, table.length - r - 0.5))[side]
+    layout = {b: q for b, q in sc.layout.items() if b == "cue" or np.hypot(q[0] - p[0], q[1] - p[1]) > 3 * r}
+    layout["cue"] = p
+    sc = replace(sc, layout=layout)
+    frame, _ = Renderer(table, "bilhar", sc.camera_model(), sc.simulate(), sc.render_effects(),
+                        seed=seed).render(0.0)
+    det = BallDetector(sc.camera_model(), table)
+    d = det.detect(frame, 0.0, det.background_without_empty_table(frame))
+    j = int(np.argmin(np.linalg.norm(d.xy - np.array(p), axis=1)))
+    assert np.linalg.norm(d.xy[j] - np.array(p)) < 3.0
+    return frame, d, j
+
+
+def test_the_cue_ball_against_a_cushion_at_1456x1088_is_the_cue():
+    """Against a cushion the cue ball has the nose's dark shadow on one side, which the net trained on balls
+    2 mm or more off the cushions read as a stripe's band: bench_vision's bilhar seed 128 lost its cue ball
+    against the bottom cushion as the 14, and on these eight frames (two on each cushion) the net alone read it
+    as the 12, 10 or 14 in six. Trained with balls frozen against the cushions too, it misreads two at most."""
+    ident = BallIdentifier.for_discipline("bilhar")
+    alone = BallIdentifier(ident.colour, ident.classifier, ident.weight, 0.0, ident.colour_weight)
+    names = ident.colour.kind_names
+    said = []
+    for seed in range(20, 28):
+        frame, d, j = _cue_against_a_cushion(seed)
+        said.append(names[int(np.argmax(alone.kind_probs(frame, d)[j]))])
+    assert said.count("cue") >= 6, said
+
