@@ -724,3 +724,27 @@ def test_a_ball_in_a_corner_pocket_meets_its_facing(seed):
     cushions = [e for e in find_events(paths, POOL).events if e.type is EventType.CUSHION]
     assert [(e.ball, e.cushion) for e in cushions] == [("13", "top")]
     assert abs(cushions[0].t - 1.0) < 0.005
+
+
+
+def test_a_ball_nudged_a_few_mm_by_a_thin_kiss_was_met():
+    """Bilhar seed 124 as the tracker saw it: the 3 at 283 mm/s cuts the resting 12, which takes 31 mm/s and rests
+    again 6 mm on (never the 8 mm clear a start needs), its reading dragged 1.3 mm towards the 3 by their merging
+    blobs before the kiss."""
+    paths, data = _recorded_paths("bilhar_nudged_12.npz")
+    ev = find_events(paths, POOL, strikers=("cue",)).events
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL]
+    assert [e.balls for e in kisses] == [("3", "12")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.03
+    assert not [e for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED) and e.ball == "12"]
+
+
+def test_a_resting_ball_read_a_few_mm_off_with_no_ball_near_does_not_set_off():
+    """A resting ball whose reading slides 5 mm over half a second and stays there (a lamp's reflection moving on
+    it, a shadow), no ball within 30 cm: no start, no touch."""
+    t = np.arange(0.0, 4.0, 1 / 60.0) + 0.5 / 60.0
+    rng = np.random.default_rng(3)
+    white = np.array([700.0, 900.0]) + np.clip((t - 1.5) / 0.5, 0.0, 1.0)[:, None] * np.array([5.0, 0.0])
+    white = white + rng.normal(0.0, 0.3, white.shape)
+    far = np.tile([700.0, 1300.0], (len(t), 1)) + rng.normal(0.0, 0.3, (len(t), 2))
+    paths = Paths(("white", "spot"), t, np.stack([white, far]))
+    assert not find_events(paths, CAROM, strikers=("spot", "white")).events
