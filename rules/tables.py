@@ -55,6 +55,26 @@ class Pocket:
     mouth: float
     jaws: tuple[Point, Point]
 
+    @property
+    def is_hole(self) -> bool:
+        """A hole in the cloth (Chapó's troneras): both jaws on the rim of a circle of the mouth's diameter round
+        the drop point. (A middle pocket's jaws are also mouth/2 from its drop point, but that point is on the jaw
+        line: a channel, as snooker's and pool's pockets are.)"""
+        mid = ((self.jaws[0][0] + self.jaws[1][0]) / 2, (self.jaws[0][1] + self.jaws[1][1]) / 2)
+        on_rim = all(abs(math.dist(j, self.drop) - self.mouth / 2) < 1e-6 for j in self.jaws)
+        return on_rim and math.dist(mid, self.drop) > 1e-6
+
+    def axis(self, width: float, length: float) -> Point:
+        """The unit direction out of the table through the pocket (a channel's facings run along it from the jaws
+        to the drop point's depth): from the jaws' midpoint to the drop point, or, for a middle pocket (its drop
+        point on the cushion line), away from the table's centre."""
+        ax = self.drop[0] - (self.jaws[0][0] + self.jaws[1][0]) / 2
+        ay = self.drop[1] - (self.jaws[0][1] + self.jaws[1][1]) / 2
+        if math.hypot(ax, ay) < 1e-9:
+            ax, ay = self.drop[0] - width / 2, 0.0 if abs(self.drop[0] - width / 2) > 1e-9 else self.drop[1] - length / 2
+        n = math.hypot(ax, ay)
+        return (ax / n, ay / n)
+
 
 @dataclass(frozen=True)
 class TableSpec:

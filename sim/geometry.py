@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rules.tables import Pocket, TableSpec
+from rules.tables import TableSpec
 
 _ON_LINE = 1e-6
 
@@ -79,25 +79,6 @@ def _along(p: tuple[float, float], a: tuple[float, float], b: tuple[float, float
     return ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / n
 
 
-def is_hole(p: Pocket) -> bool:
-    """A corner hole: both jaws on the rim of a circle of the mouth's diameter round the drop point. (A middle
-    pocket's jaws are also mouth/2 from its drop point, but that point is on the jaw line: a channel.)"""
-    mid = ((p.jaws[0][0] + p.jaws[1][0]) / 2, (p.jaws[0][1] + p.jaws[1][1]) / 2)
-    on_rim = all(abs(math.dist(j, p.drop) - p.mouth / 2) < 1e-6 for j in p.jaws)
-    return on_rim and math.dist(mid, p.drop) > 1e-6
-
-
-def _pocket_axis(p: Pocket, w: float, l: float) -> tuple[float, float]:
-    mx = (p.jaws[0][0] + p.jaws[1][0]) / 2
-    my = (p.jaws[0][1] + p.jaws[1][1]) / 2
-    ax, ay = p.drop[0] - mx, p.drop[1] - my
-    n = math.hypot(ax, ay)
-    if n < 1e-9:  # a middle pocket: the drop point is on the cushion line; out is away from the table centre
-        ax, ay = p.drop[0] - w / 2, 0.0 if abs(p.drop[0] - w / 2) > 1e-9 else p.drop[1] - l / 2
-        n = math.hypot(ax, ay)
-    return (ax / n, ay / n)
-
-
 def build_geometry(spec: TableSpec) -> TableGeometry:
     w, l = spec.width, spec.length
     segments: list[Segment] = []
@@ -125,8 +106,8 @@ def build_geometry(spec: TableSpec) -> TableGeometry:
             start = max(start, g1)
     pockets: list[PocketShape] = []
     for p in spec.pockets:
-        axis = _pocket_axis(p, w, l)
-        hole = is_hole(p)
+        axis = p.axis(w, l)
+        hole = p.is_hole
         pockets.append(PocketShape(p.name, p.drop, axis, p.mouth / 2 if hole else 0.0))
         if hole:
             continue

@@ -17,7 +17,6 @@ from calibration.camera import CameraModel
 from rules.balls import CAROM_DISCIPLINES
 from rules.tables import TableSpec
 
-from .geometry import is_hole as _is_hole
 
 CUSHION_W = 50.0  # mm of cushion rubber seen from above, outside the nose line
 RAIL_W = 110.0  # mm of wooden rail beyond the cushion
@@ -102,7 +101,7 @@ class TableArt:
     def _pockets_back(self, img: np.ndarray) -> None:
         """Each pocket's dark opening through cushion and rail."""
         for p in self.table.pockets:
-            if _is_hole(p):
+            if p.is_hole:
                 continue  # a tronera is only its hole (drawn over the cloth)
             (jx0, jy0), (jx1, jy1) = p.jaws
             mx, my = (jx0 + jx1) / 2, (jy0 + jy1) / 2
@@ -123,7 +122,7 @@ class TableArt:
         for p in self.table.pockets:
             (jx0, jy0), (jx1, jy1) = p.jaws
             mid = ((jx0 + jx1) / 2, (jy0 + jy1) / 2)
-            if _is_hole(p):
+            if p.is_hole:
                 self._disc(img, p.drop, p.mouth / 2, (6, 6, 6))
                 continue
             ax, ay = p.drop[0] - mid[0], p.drop[1] - mid[1]

@@ -748,3 +748,20 @@ def test_a_resting_ball_read_a_few_mm_off_with_no_ball_near_does_not_set_off():
     far = np.tile([700.0, 1300.0], (len(t), 1)) + rng.normal(0.0, 0.3, (len(t), 2))
     paths = Paths(("white", "spot"), t, np.stack([white, far]))
     assert not find_events(paths, CAROM, strikers=("spot", "white")).events
+
+
+def test_a_middle_pockets_jaws_are_knuckles_and_a_corner_pockets_have_facings_to_the_drop():
+    """The jaws events meet: a middle pocket's drop point is on its jaw line, so no facing runs behind its jaws
+    (its axis points away from the table's centre, square to the cushion); a corner pocket's facings run along
+    its axis as deep as its drop point."""
+    from vision.events import _jaws
+
+    for a, z, name in _jaws(SINUCA):
+        if abs(a[1] - SINUCA.length / 2) < 100.0:  # the middle pockets' jaws
+            assert np.allclose(a, z) and name in ("left", "right")
+        else:
+            pocket = min(SINUCA.pockets, key=lambda p: np.hypot(*(np.array(p.drop) - a)))
+            axis = np.array(pocket.axis(SINUCA.width, SINUCA.length))
+            assert np.linalg.norm(z - a) > 10.0
+            assert np.allclose((z - a) / np.linalg.norm(z - a), axis)
+            assert abs(float((np.array(pocket.drop) - z) @ axis)) < 1e-6

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rules.events import Event, EventType
-from rules.tables import Pocket, TableSpec
+from rules.tables import TableSpec
 
 from .paths import LineFit, Paths, PinStates, fit, window
 
@@ -280,7 +280,6 @@ class _Finder:
         # a line): the contact may come up to ``passing_late_s`` after the onset, a few frames before it.
         early = (self.c.passing_frames + 0.5) * self.dt
         late = max(early, self.c.passing_late_s)
-
         span = window(k0 - self.c.passing_frames - 1, k0 + int(np.ceil(late / self.dt)) + 1, big_m)
         xy_b = _bridged(xy, self.c.bridge_frames)
         best: tuple[float, float, int, float] | None = None  # (distance, time, ball, its speed)
@@ -378,7 +377,7 @@ class _Finder:
                 dist = np.linalg.norm(xy[i] - xy[j], axis=1)  # NaN where either is unseen
                 reach = d_ball + self.c.contact_slack_mm + (speed[i] + speed[j]) * self.dt * 0.6
                 last = -1  # the frame of this pair's last contact
-                thin: list[tuple[int, float]] = []  # (frame, time) of kisses seen only as a push apart
+                thin: list[float] = []  # the times of kisses seen only as a push apart
                 for m in _local_minima(dist):
                     if not dist[m] <= reach[m]:
                         continue
@@ -391,14 +390,14 @@ class _Finder:
                         continue
                     tc, kinked = found
                     if not kinked:
-                        thin.append((m, tc))
+                        thin.append(tc)
                         continue
                     out.append(Event(tc, EventType.BALL_BALL, balls=(self.p.balls[i], self.p.balls[j])))
                     last = m
                 # A push apart stands for a kiss only where the kink saw none about it: the kink's time is the
                 # better one (a frame of noise next to a real kiss can look like a push too).
                 kissed = [e.t for e in out if e.balls == (self.p.balls[i], self.p.balls[j])]
-                for m, tc in thin:
+                for tc in thin:
                     if all(abs(tc - tk) > 2 * self.c.fit_frames * self.dt for tk in kissed):
                         out.append(Event(tc, EventType.BALL_BALL, balls=(self.p.balls[i], self.p.balls[j])))
                         kissed.append(tc)
@@ -443,9 +442,7 @@ class _Finder:
             # So thin a kiss closes the gap slowly (50 mm/s along the line of centres): a mm of error in the
             # positions is 20 ms in the time the fits reach 2R. Where each ball's fits before and after meet
             # (its kink) does not move with such an error.
-            ts = np.linspace(t[max(m - 3, 0)], t_hi, 241)
-            bend = sum(np.sum((f.at(ts) - a.at(ts)) ** 2, axis=1) for f, a in ((fi, ai), (fj, aj)))
-            tc = float(ts[int(np.argmin(bend))])
+            tc = _where_fits_meet(((fi, ai), (fj, aj)), t[max(m - 3, 0)], t_hi)
         # Two balls touching at rest (frozen, a rack) jitter in the detector by a frame's worth of "kink": they
         # met only if one of them was moving, or one truly sets off there (the break running through the rack).
         if self._resting(i, m) and self._resting(j, m) and not (self._sets_off(i, m) or self._sets_off(j, m)):
@@ -686,8 +683,7 @@ class _Finder:
                     after = fit(t[later], xy[later])
                     if before is None or after is None:
                         continue
-                    ts = np.linspace(t[max(m - 2, 0)], t[min(m + 1, big_m - 1)], 241)
-                    tc = float(ts[int(np.argmin(np.sum((before.at(ts) - after.at(ts)) ** 2, axis=1)))])
+                    tc = _where_fits_meet(((before, after),), t[max(m - 2, 0)], t[min(m + 1, big_m - 1)])
                     at = before.at(np.array([tc]))
                     gap_now = float(_to_segment(at, a, z)[0])
                     towards = float(_to_segment(at + before.velocity(tc) * self.dt, a, z)[0]) < gap_now
@@ -932,7 +928,7 @@ class _Finder:
             return paths
         drops = np.array([pk.drop for pk in pockets], dtype=np.float64)
         radius = np.array([pk.mouth / 2 for pk in pockets])
-        holes = np.array([is_hole(pk) for pk in pockets])
+        holes = np.array([pk.is_hole for pk in pockets])
         xy = paths.xy.copy()
         t = paths.t
         big_m = len(t)
@@ -1032,19 +1028,24 @@ def _jaws(table: TableSpec) -> list[tuple[np.ndarray, np.ndarray, str]]:
     for pocket in table.pockets:
         jaws = np.asarray(pocket.jaws, dtype=np.float64)
         drop = np.asarray(pocket.drop, dtype=np.float64)
-        axis = drop - jaws.mean(axis=0)
-        if np.linalg.norm(axis) < 1e-6:  # a middle pocket's drop point is on the jaw line: out, away from the centre
-            axis = drop - np.array([w / 2, l / 2]) * (np.abs(drop - [w / 2, l / 2]) > 1e-6)
-        axis = axis / max(float(np.linalg.norm(axis)), 1e-9)
+        axis = np.asarray(pocket.axis(w, l), dtype=np.float64)
         for a in jaws:
             x, y = a
             name = ("left" if abs(x) < 1e-6 else "right" if abs(x - w) < 1e-6 else
                     "bottom" if abs(y) < 1e-6 else "top" if abs(y - l) < 1e-6 else None)
             if name is None:
                 continue
-            depth = 0.0 if is_hole(pocket) else max(float((drop - a) @ axis), 0.0)
+            depth = 0.0 if pocket.is_hole else max(float((drop - a) @ axis), 0.0)
             out.append((a, a + axis * depth, name))
     return out
+
+
+def _where_fits_meet(fits: tuple[tuple[LineFit, LineFit], ...], t0: float, t1: float) -> float:
+    """The time in [t0, t1] where each ball's fit before a contact comes nearest its fit after (summed over the
+    balls): its kink, which a constant error in the positions does not move."""
+    ts = np.linspace(t0, t1, 241)
+    bend = sum(np.sum((before.at(ts) - after.at(ts)) ** 2, axis=1) for before, after in fits)
+    return float(ts[int(np.argmin(bend))])
 
 
 def _to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -1095,15 +1096,6 @@ def _local_minima(d: np.ndarray) -> list[int]:
         if d[k] < left and d[k] <= right:
             out.append(int(k))
     return out
-
-
-def is_hole(pocket: Pocket) -> bool:
-    """A hole in the cloth (Chapó's troneras): both jaws on the rim of the mouth's circle round the drop point, the
-    drop point off the jaw line (a middle pocket's drop point lies on it: a channel)."""
-    drop = np.asarray(pocket.drop, dtype=np.float64)
-    jaws = np.asarray(pocket.jaws, dtype=np.float64)
-    on_rim = np.allclose(np.linalg.norm(jaws - drop, axis=1), pocket.mouth / 2, atol=1e-6)
-    return bool(on_rim and np.linalg.norm(jaws.mean(axis=0) - drop) > 1e-6)
 
 
 def _bridged(xy: np.ndarray, max_gap: int) -> np.ndarray:

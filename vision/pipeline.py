@@ -18,7 +18,7 @@ from rules.shot import Shot
 from rules.tables import TableSpec
 
 from .detections import Detections, PinObservation
-from .events import EventConfig, is_hole
+from .events import EventConfig
 from .identity import best_assignment, dot_pixels
 from .shots import SegmenterConfig, ShotSegmenter
 from .tracking import BallTracker, TrackerConfig
@@ -84,7 +84,7 @@ class VisionPipeline:
         self.segmenter = ShotSegmenter(balls, table, cue_ball, segmenter, events, strikers)
         # Chapó's corner holes: nothing seen over a hole is a ball on the table (a potted ball lying in it, the
         # hole's own dark rim taken for a ball); left in, a vanished ball's widening gate would take it.
-        holes = [pk for pk in table.pockets if is_hole(pk)]
+        holes = [pk for pk in table.pockets if pk.is_hole]
         self._holes = (np.array([pk.drop for pk in holes], dtype=np.float64).reshape(-1, 2),
                        np.array([pk.mouth / 2 for pk in holes]))
         self.times = StageTimes()
