@@ -475,25 +475,29 @@ def _under_final_names(feed: Feed) -> Feed:
     swaps = sorted(getattr(feed, "swaps", ()))
     if not swaps:
         return feed
-    out = Feed(feed.balls)
-    out.t, out.pins, out.gaps, out.at_gap = feed.t, feed.pins, feed.gaps, feed.at_gap
-    out.xy = []
-    for f, x in enumerate(feed.xy):
-        x = x.copy()
+    rows = []
+    for f in range(len(feed.xy)):
+        order = list(range(len(feed.balls)))
         for m, a, b in swaps:
             if m > f:
                 i, j = feed.balls.index(a), feed.balls.index(b)
-                x[[i, j]] = x[[j, i]]
-        out.xy.append(x)
-    return out
+                order[i], order[j] = order[j], order[i]
+        rows.append(order)
+    return _relabelled(feed, rows)
 
 
 def _swapped_feed(feed: Feed, a: str, b: str) -> Feed:
     """The feed under the truth's names when vision took two balls for each other."""
-    out = Feed(feed.balls)
     i, j = feed.balls.index(a), feed.balls.index(b)
+    order = [j if k == i else i if k == j else k for k in range(len(feed.balls))]
+    return _relabelled(feed, [order] * len(feed.xy))
+
+
+def _relabelled(feed: Feed, rows: list[list[int]]) -> Feed:
+    """A copy of the feed whose frame f holds, for each ball, the row ``rows[f]`` names of the original's."""
+    out = Feed(feed.balls)
     out.t, out.pins, out.gaps, out.at_gap = feed.t, feed.pins, feed.gaps, feed.at_gap
-    out.xy = [x[[j if k == i else i if k == j else k for k in range(len(feed.balls))]] for x in feed.xy]
+    out.xy = [x[order] for x, order in zip(feed.xy, rows)]
     return out
 
 
