@@ -746,6 +746,10 @@ class _Finder:
         for b, ball in enumerate(self.p.balls):
             # A ball already rolling when the window opens did not set off in it (it is moving at the strike).
             k = 0 if self._still_from(b, _first_seen(self.seen[b], 0) or 0) else self._next_rest(b, 0, brief=True)
+            # Where the ball rested before its reading shifted by a few mm without it setting off (an arm over
+            # it, a shadow): the ball is still there, so its reading going back there is no start. (Carom seed
+            # 215: the spot read 8 mm off while the player's arm hung over it for half a second, then back.)
+            shifted_from: np.ndarray | None = None
             while k < big_m:
                 rest_idx = _first_seen(self.seen[b], k)
                 if rest_idx is None:
@@ -760,9 +764,13 @@ class _Finder:
                 # frames. A ball creeping to a stop, or a detection shifting by a couple of mm, is not a start.
                 ahead = window(first, first + 8, big_m)
                 clear = np.nanmax(np.linalg.norm(xy[b, ahead] - rest, axis=1), initial=0.0)
-                if not clear > self.c.start_clear_mm and not self._creeps_off(b, first, rest):
+                back_home = shifted_from is not None and self._back_at(b, ahead, shifted_from)
+                if back_home or not clear > self.c.start_clear_mm and not self._creeps_off(b, first, rest):
+                    if shifted_from is None:
+                        shifted_from = rest
                     k = first + 1
                     continue
+                shifted_from = None
                 # Refine the resting point with the still frames just before the move. A slow ball (a soft kiss,
                 # under 2 mm a frame) was already going for a frame or more before it was 2 mm off: its start
                 # may lie that many frames before ``first``, and those frames are not still.
@@ -789,6 +797,12 @@ class _Finder:
                     self._clear_t[(ball, t_on)] = float(t[ahead][far[0]]) if len(far) else t_on
                 k = self._next_rest(b, first)
         return out
+
+    def _back_at(self, b: int, frames: slice, point: np.ndarray) -> bool:
+        """Whether the ball reads back at ``point`` over ``frames`` (half of them within ``rest_mm`` of it)."""
+        d = np.linalg.norm(self.p.xy[b, frames] - point, axis=1)
+        d = d[~np.isnan(d)]
+        return bool(len(d)) and float(np.median(d)) <= self.c.rest_mm
 
     def _moving_back(self, b: int, first: int, rest: np.ndarray, back: int) -> int:
         """How many of the ``back`` frames before ``first`` the ball was already on its way: off its resting point
