@@ -210,6 +210,23 @@ def test_pins_knocked_by_a_ball_are_timed_where_its_path_reaches_them():
         assert abs(e.t - true_t[e.pin]) < 0.002
 
 
+def test_a_ball_come_to_rest_wedged_in_a_corner_beside_the_hole_is_not_potted():
+    """Chapó's corner holes are 52.5 mm across from the corner: a ball pressed into the corner, against both
+    cushions, rests with its centre 56 mm from it, on the cloth, seen to the end (Chapó seed 123). Only a ball
+    over the hole itself, or gone from view, is potted."""
+    t = np.arange(0, 4.0, 1 / 60)
+    r = CHAPO.ball_radius
+    x = np.interp(t, [0.5, 2.5], [1150.0, CHAPO.width - r - 0.5])
+    crept = np.stack([x, np.full(len(t), r + 1.0)], axis=1)
+    others = [straight_path(t, (300.0, 700.0), (0.0, 0.0)), straight_path(t, (600.0, 2100.0), (0.0, 0.0))]
+    ev = find_events(Paths(("2", "1", "mingo"), t, np.stack([crept] + others)), CHAPO)
+    assert not [e for e in ev.events if e.type is EventType.POCKET], ev.events
+    sunk = crept.copy()
+    sunk[t > 2.5] = (CHAPO.width - 20.0, 20.0)  # its centre over the hole, still in view
+    ev = find_events(Paths(("2", "1", "mingo"), t, np.stack([sunk] + others)), CHAPO)
+    assert [(e.ball, e.pocket) for e in ev.events if e.type is EventType.POCKET] == [("2", "bottom_right")]
+
+
 def test_a_pin_falling_with_no_ball_near_is_down_by_other_and_one_down_at_the_opening_is_no_event():
     t = np.arange(0, 2.0, 1 / 30)
     ball = straight_path(t, (300.0, 300.0), (0.0, 800.0), 0.5)  # far from the pins
