@@ -75,3 +75,20 @@ def test_a_pin_fallen_across_its_own_spot_is_down(setup, direction):
     obs = PinDetector(CAM, CHAPO).observe(frame, 0.0, background, balls.detect(frame, 0.0, background))
     assert set(obs.standing) == set(CHAPO_PINS) - {"king"} and set(obs.down) == {"king"}
     assert np.hypot(*(np.array(obs.down["king"]) - lying)) < 12.0
+
+
+def test_a_cue_lying_over_standing_pins_leaves_them_standing(setup):
+    """At the stroke the cue may lie over the pin cross (Chapó seed 125: over lat_right and lat_top; here over
+    the king): its blob crosses those spots, far longer than a fallen pin, so it hides the pins rather than
+    felling them; they keep the state last seen."""
+    from tests.vision_scenes import Capsule
+    balls, background = setup
+    pins = [PinSpec(SPOTS[p]) for p in CHAPO_PINS]
+    a, b = np.array(SPOTS["lat_left"]) + (-250.0, -300.0), np.array(SPOTS["lat_right"]) + (250.0, 300.0)
+    cue = Capsule(tuple(a), tuple(b), 6.5, 60.0, (90, 160, 205))
+    detector = PinDetector(CAM, CHAPO)
+    clear = _frame(pins)
+    detector.observe(clear, 0.0, background, balls.detect(clear, 0.0, background))
+    covered = render(Scene(CAM, CHAPO, (), occluders=(cue,), pins=tuple(pins)), np.random.default_rng(2))
+    obs = detector.observe(covered, 1 / 60, background, balls.detect(covered, 1 / 60, background))
+    assert set(obs.standing) == set(CHAPO_PINS) and not obs.down

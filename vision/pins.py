@@ -68,6 +68,10 @@ class PinDetector:
         # a lying pin's length: on the virtual table at 640 x 480, 5-7 px standing, 14 lying, the cut at 8.5.)
         self._down_length = {p: max(0.85 * table.pin_height * float(camera.pixels_per_mm(xy, 0.0)),
                                     1.5 * _length(self._outlines[p])) for p, xy in self.spots.items()}
+        # Longer than two lying pins end to end (two fallen together, touching) is no pin: a cue lying over the
+        # spot at the stroke, an arm (Chapó seed 125: the cue over two pins read them as down: a foul, pins not planted).
+        self._covering_length = {p: 2.5 * table.pin_height * float(camera.pixels_per_mm(xy, 0.0))
+                                 for p, xy in self.spots.items()}
         self._last: dict[str, bool] = {p: True for p in self.spots}
 
     def _outline_mask(self, xy: tuple[float, float], shape: tuple[int, int]) -> np.ndarray:
@@ -100,10 +104,11 @@ class PinDetector:
         for pin, outline in self._outlines.items():
             visible = outline & ~covered_b
             share = visible.sum() / max(outline.sum(), 1)
-            if share < self.config.min_visible:
+            across = self._across(labels, visible, pin) if share >= self.config.min_visible else "covered"
+            if across == "covered":
                 up = self._last[pin]
             else:
-                up = float(fg[visible].mean()) >= self.config.standing_fill and not self._lying_across(labels, visible, pin)
+                up = float(fg[visible].mean()) >= self.config.standing_fill and across != "lying"
             self._last[pin] = up
             if up:
                 standing[pin] = self.spots[pin]
@@ -112,14 +117,18 @@ class PinDetector:
         down = self._place_fallen(fg, covered_b, standing, fallen)
         return PinObservation(t, standing, down)
 
-    def _lying_across(self, labels: np.ndarray, visible: np.ndarray, pin: str) -> bool:
-        """Whether the blob over a pin's spot is as long as a lying pin."""
+    def _across(self, labels: np.ndarray, visible: np.ndarray, pin: str) -> str:
+        """What lies across a pin's spot: "lying" (a blob as long as a lying pin: the pin itself, knocked over),
+        "covered" (one far longer than any pin: a cue or an arm over the spot, which hides whether the pin
+        stands) or "clear" (nothing longer than the pin standing)."""
         under = labels[visible]
         under = under[under > 0]
         if not len(under):
-            return False
-        blob = labels == np.bincount(under).argmax()
-        return _length(blob) > self._down_length[pin]
+            return "clear"
+        length = _length(labels == np.bincount(under).argmax())
+        if length > self._covering_length[pin]:
+            return "covered"
+        return "lying" if length > self._down_length[pin] else "clear"
 
     def _place_fallen(self, fg: np.ndarray, covered: np.ndarray, standing: Mapping[str, tuple[float, float]],
                       fallen: list[str]) -> dict[str, tuple[float, float]]:
