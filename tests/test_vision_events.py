@@ -775,6 +775,24 @@ def test_a_resting_ball_read_off_under_an_arm_and_then_back_where_it_was_never_s
     assert [(e.type, e.ball) for e in ev] == [(EventType.STRIKE, "white")], ev
 
 
+def test_a_ball_sent_from_rest_straight_into_a_near_cushion_and_back_met_it():
+    """A ball resting 50 mm off the top cushion's nose, sent straight at it at 2 m/s (carom seeds 269, 296): it
+    is back past its resting point 50 ms after setting off, along the line it left by, as a ball struck away
+    from the cushion would leave. Passing its resting point that late, it went to the cushion and back."""
+    t = np.arange(0.0, 2.0, 1 / 60.0) + 0.3 / 60.0
+    r = CAROM.ball_radius
+    y0, t_on, v_in, v_out = CAROM.length - r - 50.0, 1.0, 2000.0, 1500.0
+    t_hit = t_on + 50.0 / v_in
+    y = np.where(t < t_on, y0, np.where(t < t_hit, y0 + v_in * (t - t_on), CAROM.length - r - v_out * (t - t_hit)))
+    rng = np.random.default_rng(5)
+    kicked = np.stack([np.full(len(t), 700.0), y], axis=1) + rng.normal(0.0, 0.3, (len(t), 2))
+    far = np.tile([300.0, 600.0], (len(t), 1)) + rng.normal(0.0, 0.3, (len(t), 2))
+    ev = find_events(Paths(("red", "white"), t, np.stack([kicked, far])), CAROM).events
+    cushions = [e for e in ev if e.type is EventType.CUSHION]
+    assert [(e.ball, e.cushion) for e in cushions] == [("red", "top")], ev
+    assert abs(cushions[0].t - t_hit) < 0.004
+
+
 def test_a_middle_pockets_jaws_are_knuckles_and_a_corner_pockets_have_facings_to_the_drop():
     """The jaws events meet: a middle pocket's drop point is on its jaw line, so no facing runs behind its jaws
     (its axis points away from the table's centre, square to the cushion); a corner pocket's facings run along

@@ -521,7 +521,14 @@ class _Finder:
             return True
         off = still.mean(axis=0) - f.p0
         across = abs(float(off[0] * f.v[1] - off[1] * f.v[0])) / speed
-        return across <= self.c.contact_slack_mm / 2
+        if across > self.c.contact_slack_mm / 2:
+            return False
+        # On that line, but passing its resting point well after it set off: it went into the cushion and
+        # straight back (carom seeds 269, 296: a ball kissed hard from 25-85 mm off a cushion, back 30-70 ms
+        # later). One struck away passes its resting point as it sets off.
+        t_pass = f.t0 + float(off @ f.v) / speed ** 2
+        onsets = [t_on for t_on, first, _ in self._starts.get(b, ()) if abs(first - m) <= self.c.fit_frames]
+        return not onsets or t_pass - max(onsets) <= 1.5 * self.dt
 
     def _fit_since_start(self, b: int, frames: slice) -> LineFit | None:
         """Ball ``b``'s motion fitted over ``frames``, from its last start from rest among them on: those frames
