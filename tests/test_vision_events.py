@@ -793,6 +793,16 @@ def test_a_ball_sent_from_rest_straight_into_a_near_cushion_and_back_met_it():
     assert abs(cushions[0].t - t_hit) < 0.004
 
 
+def test_a_slow_ball_grazing_a_cushion_met_it():
+    """Three-cushion seed 116 as the tracker saw it: the white at 97 mm/s meets the right cushion at 27 degrees
+    (40 mm/s towards it, 8 away), under a mm a frame by the nose: four frames either side of its noisy minimum
+    show no approach, eight do."""
+    paths, data = _recorded_paths("carom_slow_graze.npz")
+    ev = find_events(paths, CAROM, strikers=("white", "spot")).events
+    met = [e for e in ev if e.type is EventType.CUSHION and e.ball == "white" and e.cushion == "right"]
+    assert len(met) == 1 and abs(met[0].t - float(data["t_cushion"])) < 0.02, ev
+
+
 def test_a_middle_pockets_jaws_are_knuckles_and_a_corner_pockets_have_facings_to_the_drop():
     """The jaws events meet: a middle pocket's drop point is on its jaw line, so no facing runs behind its jaws
     (its axis points away from the table's centre, square to the cushion); a corner pocket's facings run along
