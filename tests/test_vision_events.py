@@ -803,6 +803,15 @@ def test_a_slow_ball_grazing_a_cushion_met_it():
     assert len(met) == 1 and abs(met[0].t - float(data["t_cushion"])) < 0.02, ev
 
 
+def test_a_ball_kissed_hard_from_10_mm_off_a_cushion_met_it_within_the_frame():
+    """Three-cushion seed 289 as the tracker saw it: the white kisses the spot, resting 9 mm off the left
+    cushion's nose, which meets the cushion 5 ms later and comes off at 1.7 m/s: no frame sees it go in."""
+    paths, data = _recorded_paths("carom_kissed_off_a_near_cushion.npz")
+    ev = find_events(paths, CAROM, strikers=("white", "spot")).events
+    met = [e for e in ev if e.type is EventType.CUSHION and e.ball == "spot" and e.cushion == "left"]
+    assert len(met) == 1 and abs(met[0].t - float(data["t_cushion"])) < 0.006, ev
+
+
 def test_a_middle_pockets_jaws_are_knuckles_and_a_corner_pockets_have_facings_to_the_drop():
     """The jaws events meet: a middle pocket's drop point is on its jaw line, so no facing runs behind its jaws
     (its axis points away from the table's centre, square to the cushion); a corner pocket's facings run along
