@@ -425,6 +425,7 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
                     pickle.dump(dict(vars(feed)), f)  # plain data: readable whichever module runs the bench
             f_shot = res.shots[0] if res.shots else None
         truth_doc = json.loads(Path(base + ".truth.json").read_text()) if args.misses else None
+    t_named, f_named = t_shot, f_shot  # under the names of the frames (the truth's and the feed's)
     if not carom:
         t_shot, f_shot = as_side_a(args.discipline, t_shot, f_shot)
     f_raw = f_shot  # judged as vision saw it
@@ -461,8 +462,16 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
         if carom and _whites_swapped(feed, frames):
             feed = _swapped_feed(feed, "white", "spot")
         win = (f_shot.t_start, f_shot.t_end) if f_shot is not None else None
+        if not carom:
+            # Diagnosed under the frames' names: a Chapó side-B shot is judged with the balls 1 and 2 exchanged
+            # (as_side_a), and its misses read off the other ball's path looked like a ball at rest 700 mm away.
+            named_found = f_named.events if f_named else ()
+            _, missed, spurious = pair_contacts(t_named.events, named_found)
+            found_events, truth_events = named_found, t_named.events
+        else:
+            truth_events = t_shot.events
         out["missed"] = [diagnose(e, frames, feed, calib.table, args.fps, found_events, window=win) for e in missed]
-        out["spurious"] = [diagnose(e, frames, feed, calib.table, args.fps, t_shot.events, vision_names=True)
+        out["spurious"] = [diagnose(e, frames, feed, calib.table, args.fps, truth_events, vision_names=True)
                            for e in spurious]
     return out
 
