@@ -12,3 +12,8 @@ class LogError(ValueError):
         self.problem = problem
         where = f"{record}, field {field!r}" if field else record
         super().__init__(f"{where}: {problem}")
+
+    def __reduce__(self):
+        # Rebuilt from its three fields, not from its message (what pickle passes a ValueError by default): a
+        # bench worker's LogError otherwise killed the pool's result thread and the run hung.
+        return (type(self), (self.record, self.field, self.problem))
