@@ -66,12 +66,11 @@ class PinDetector:
         # Most of a lying pin's length: a pin lying there. (A blob's length is sqrt(12 x its largest second
         # moment), exact for a thin bar; a standing pin's blob, its soft edge and shadow included, stays near half
         # a lying pin's length: on the virtual table at 640 x 480, 5-7 px standing, 14 lying, the cut at 8.5.)
-        self._down_length = {p: max(0.85 * table.pin_height * float(camera.pixels_per_mm(xy, 0.0)),
-                                    1.5 * _length(self._outlines[p])) for p, xy in self.spots.items()}
+        pin_px = {p: table.pin_height * float(camera.pixels_per_mm(xy, 0.0)) for p, xy in self.spots.items()}
+        self._down_length = {p: max(0.85 * pin_px[p], 1.5 * _length(self._outlines[p])) for p in self.spots}
         # Longer than two lying pins end to end (two fallen together, touching) is no pin: a cue lying over the
-        # spot at the stroke, an arm (Chapó seed 125: the cue over two pins read them as down: a foul, pins not planted).
-        self._covering_length = {p: 2.5 * table.pin_height * float(camera.pixels_per_mm(xy, 0.0))
-                                 for p, xy in self.spots.items()}
+        # spot at the stroke, an arm (Chapó seed 125: the cue over two pins read them as down, a foul).
+        self._covering_length = {p: 2.5 * pin_px[p] for p in self.spots}
         self._last: dict[str, bool] = {p: True for p in self.spots}
 
     def _outline_mask(self, xy: tuple[float, float], shape: tuple[int, int]) -> np.ndarray:
