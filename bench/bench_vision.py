@@ -353,6 +353,9 @@ def _replay(args: argparse.Namespace, base: str, calib) -> tuple[Any, Feed, floa
         ShotSegmenter.feed, ShotSegmenter.gap, ShotSegmenter.swap = orig_feed, orig_gap, orig_swap
 
 
+FAR_AT_REST_MM = 3.0  # --misses: a ball at rest further than this from the truth is listed
+
+
 def _load_feed(path: str) -> Feed:
     with open(path, "rb") as f:
         data = pickle.load(f)
@@ -445,7 +448,7 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
     out["pockets"] = match_keyed(t_shot.events, found_events, pocket_key)
     out["pins"] = match_keyed(t_shot.events, found_events, pin_key)
     out["exact"] = same_events(t_shot.events, found_events)
-    rest_err = []
+    rest_err, far_at_rest = [], []
     if f_shot is not None:
         vision_reds = [q for b, q in f_shot.end.items() if _kind(b) == "red"]
         for ball, p in t_shot.end.items():
@@ -453,7 +456,12 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
                 rest_err.append(float(min(np.hypot(*np.subtract(q, p)) for q in vision_reds)))
             elif ball in f_shot.end:
                 rest_err.append(float(np.hypot(*np.subtract(f_shot.end[ball], p))))
+            else:
+                continue
+            if rest_err[-1] > FAR_AT_REST_MM:
+                far_at_rest.append((ball, round(rest_err[-1], 1), [round(float(v)) for v in p]))
     out["rest_err"] = rest_err
+    out["far_at_rest"] = far_at_rest
     out["tv"] = verdict_of(args.discipline, calib.table, t_shot)
     out["fv"] = verdict_of(args.discipline, calib.table, f_raw) if f_raw is not None else "no shot found"
     out["slow"] = [(round(f.t - e.t, 4), e.type.value) for e, f in pairs if abs(f.t - e.t) > 0.006]
@@ -612,6 +620,8 @@ def main() -> None:
                 print(f"  missed  seed {r['seed']}: {json.dumps(d)}")
             for d in r["spurious"]:
                 print(f"  extra   seed {r['seed']}: {json.dumps(d)}")
+            for ball, err, where in r.get("far_at_rest", ()):
+                print(f"  at rest seed {r['seed']}: {ball} {err} mm from the truth's place {where}")
             for dt, kind in r["slow"]:
                 print(f"  late    seed {r['seed']}: {kind} off by {dt * 1000:+.1f} ms")
         print("  missed by whose stage: " + (", ".join(f"{k} {v}" for k, v in sorted(blames.items())) or "none"))
