@@ -39,6 +39,7 @@ from vision.ball_geometry import BallGeometry
 from vision.detections import Detections
 from vision.ray_fit import N_RAYS, RayFit, fit_balls
 
+_MAX_SHADOWED = 8  # local maxima hidden by a neighbour's slope kept as candidates per searched part, at most
 Rect = tuple[int, int, int, int]  # y0, y1, x0, x1 of a part of the search window at the reduced resolution
 
 
@@ -121,6 +122,7 @@ class BallDetector:
         self._sigma = 0.3 * self.radius_low
         k = 2 * int(round(0.9 * self.radius_low)) + 1
         self._nms_kernel = np.ones((k, k), np.uint8)  # square: OpenCV dilates it separably, fast
+        self._local_kernel = np.ones((3, 3), np.uint8)
         self._radius_ratio: tuple[float, ...] | None = None  # the ray fit's in the last whole-frame detection
         # The sampling patterns of the per-candidate tests, made once (at the reduced resolution).
         r = self.radius_low
@@ -192,6 +194,18 @@ class BallDetector:
             full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
             painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
             model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
+        if not around_candidates:
+            # A ball nearly the cloth's colour (snooker's green on green cloth) stays under the cut above over its
+            # shaded half: painted in part, the rest of it stayed in the model, and its fit was pulled a few mm
+            # off (38 mm when it rested there again). Every ball found against the model is painted out whole.
+            found = self.detect(frame, 0.0, model)
+            discs = np.zeros_like(painted)
+            for (x, y), r in zip(found.px, found.radius_px):
+                cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(1.3 * r)), 1, -1)
+            full_outlines = cv2.resize(outlines, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
+            discs[y0:y0 + full_outlines.shape[0], x0:x0 + full_outlines.shape[1]] &= full_outlines
+            if (discs > painted).any():
+                model = BackgroundModel(cv2.inpaint(frame, painted | discs, 5, cv2.INPAINT_TELEA), self.scale)
         return model
 
     # --- detection --------------------------------------------------------------------------------------------
@@ -227,7 +241,8 @@ class BallDetector:
         a mask of ``rect`` only, the centres are in the rectangle's own coordinates."""
         resp = cv2.GaussianBlur(fg, (0, 0), self._sigma)
         centre_ok = self._centre_ok if rect is None else self._centre_ok[rect[0]:rect[1], rect[2]:rect[3]]
-        peaks = (resp >= cv2.dilate(resp, self._nms_kernel)) & (resp > self.config.peak_threshold) & centre_ok
+        above = (resp > self.config.peak_threshold) & centre_ok
+        peaks = (resp >= cv2.dilate(resp, self._nms_kernel)) & above
         ys, xs = np.nonzero(peaks)
         pts = np.stack([xs, ys], axis=1).astype(np.float64)
         vals = resp[ys, xs]
@@ -248,7 +263,36 @@ class BallDetector:
         if len(pts) > self.config.max_candidates:
             order = np.argsort(-self._ring_contrast(resp, pts, vals))[:self.config.max_candidates]
             pts, vals = pts[order], vals[order]
-        return pts, vals, resp
+        return (*self._with_shadowed_peaks(resp, above & ~peaks, pts, vals), resp)
+
+    def _with_shadowed_peaks(self, resp: np.ndarray, above: np.ndarray, pts: np.ndarray,
+                             vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates ``pts`` (N, 2), ``vals`` (N,) and the local maxima (3 x 3) of ``resp`` within ``above``
+        (over the threshold, not a square peak) that the square non-maximum suppression hid: a ball of weak
+        contrast (snooker's green on green cloth, smoothed fill about 0.5) next to a strong one (2.4 radii apart)
+        is lower than the strong one's slope within the square's corner, and vanished. A hidden maximum is kept
+        where it is at least 1.6 radii from every square peak: two balls' centres are 2 radii apart at least, and
+        closer ones are the plateau of one ball."""
+        local = above & (resp >= cv2.dilate(resp, self._local_kernel))
+        ys, xs = np.nonzero(local)
+        if len(xs) == 0:
+            return pts, vals
+        extra = np.stack([xs, ys], axis=1).astype(np.float64)
+        if len(pts):
+            d2 = ((extra[:, None, :] - pts[None, :, :]) ** 2).sum(axis=2).min(axis=1)
+            far = d2 >= (1.6 * self.radius_low) ** 2
+            extra, ys, xs = extra[far], ys[far], xs[far]
+        if len(extra) == 0:
+            return pts, vals
+        extra_vals = resp[ys, xs]
+        # A few at most, the most ball-like, after the square peaks' own cap: on a busy frame (the real snooker
+        # frames' plateaus) extras taken before it pushed real balls of lower ring contrast out of the list.
+        keep = np.argsort(-self._ring_contrast(resp, extra, extra_vals))[:_MAX_SHADOWED]
+        extra, extra_vals = extra[keep], extra_vals[keep]
+        # Plateaus give neighbouring equal maxima: one per 0.6 radii.
+        d = np.hypot(*(extra[:, None, :] - extra[None, :, :]).transpose(2, 0, 1))
+        lone = ~np.triu(d < 0.6 * self.radius_low, 1).any(axis=0)
+        return np.concatenate([pts, extra[lone]]), np.concatenate([vals, extra_vals[lone]])
 
     def _ring_contrast(self, resp: np.ndarray, pts: np.ndarray, vals: np.ndarray) -> np.ndarray:
         """A peak's value less the mean smoothed fill on a ring at 1.4 radii: high for a ball on cloth (or
@@ -293,7 +337,7 @@ class BallDetector:
             if len(pts) == 0:
                 continue
             part_smears, resting = self._split_smears(fg, resp, pts, vals)
-            resting = resting[~self._too_thin(fg, pts[resting])]
+            resting = resting[~self._too_thin(fg, pts[resting], vals[resting])]
             # From the rectangle's coordinates to the search window's.
             oy, ox = (rect[0], rect[2]) if rect is not None else (0, 0)
             resting_low.append(pts[resting] + [ox, oy])
@@ -379,22 +423,29 @@ class BallDetector:
         return (((x >= e) | (x0 == 0)) & ((x <= x1 - x0 - 1 - e) | (x1 >= lw))
                 & ((y >= e) | (y0 == 0)) & ((y <= y1 - y0 - 1 - e) | (y1 >= lh)))
 
-    def _too_thin(self, fg: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    def _too_thin(self, fg: np.ndarray, pts: np.ndarray, vals: np.ndarray) -> np.ndarray:
         """Whether the mask through each candidate is a line rather than a ball: a chalk line (narrower than a
         ball every way but one), a cue's shaft or its ferrule (narrow across, long along). A ball is 2 radii
         across every way; one touching others is wider, never narrower; half under a cue it is still a ball's
         width across the cue. Widths are the share of the mask's samples along a line through the centre, not a
         run from it: a black ball's rim mirrors the dark cloth, so its mask has holes that would cut a run short
-        (the real snooker frames' black is 1.5-1.7 radii across at the stricter level, a cue 1.1-1.3)."""
+        (the real snooker frames' black is 1.5-1.7 radii across at the stricter level, a cue 1.1-1.3).
+
+        The levels are relative to the candidate's smoothed fill ``vals`` (down to half of them): a ball of weak
+        contrast (snooker's green on green cloth, a fill of 0.2-0.3 but for its highlight) is a ball's width across
+        only at its own level; at the absolute ones only its highlight shows, and it read as a chalk mark. (Down
+        to 0.4: the green shaded by a cushion, fill 0.43, is 1.1-1.6 radii across at 0.4 of the levels, 0.9-1.1
+        at half; the bare cloth's mask is 0.02 at its median, 0.05 at its 90th percentile.)"""
         if len(pts) == 0:
             return np.zeros(0, bool)
         q = pts[:, None, None, :] + self._across[None]  # (N, 4, S, 2)
         h, w = fg.shape
         qi = clamp(np.round(q).astype(int), 0, [w - 1, h - 1])
         v = fg[qi[..., 1], qi[..., 0]]
+        level = clamp(vals, 0.4, 1.0)[:, None, None]
         step = self._across_step
-        loose = (v > 0.35).sum(axis=2) * step  # (N, 4) widths in radii
-        strict = (v > 0.5).sum(axis=2) * step
+        loose = (v > 0.35 * level).sum(axis=2) * step  # (N, 4) widths in radii
+        strict = (v > 0.5 * level).sum(axis=2) * step
         chalk = loose.min(axis=1) < 1.0
         cue = (strict.min(axis=1) < 1.4) & (strict.max(axis=1) >= 3.0)
         return chalk | cue

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from vision.arrays import clamp
-from vision.background import ColourReference, DifferenceParams, colour_difference
+from vision.background import ColourReference, DifferenceParams, colour_difference, shade_invariant_difference
 
 N_RAYS = 48
 _INNER, _OUTER = 0.55, 1.45  # sampled part of each ray, in expected radii
@@ -206,6 +206,58 @@ def _solve_fixed(a: np.ndarray, b: np.ndarray, radius: np.ndarray) -> np.ndarray
     return out
 
 
+def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarray, tolerant: np.ndarray,
+                        origins: np.ndarray, radii: np.ndarray, params: DifferenceParams) -> np.ndarray:
+    """The soft masks (N, S, S) with each ball's saturation lowered to its own contrast where that is weak.
+
+    A ball nearly the cloth's colour (snooker's green on green cloth: 13-14 grey levels of shadow-tolerant
+    difference inside it, against 2-4 on the cloth) never reaches one half of a mask saturated at 55: no ray finds
+    its edge. Its edge is where the difference falls to half of the ball's own (the half-maximum of its profile),
+    so the mask of such a ball is saturated at the median difference inside it instead; the gain is capped so that
+    a candidate on bare cloth (noise of a few grey levels) does not become a ball. A ball that already fills its
+    mask (nearly every ball: 57-280 inside) is untouched.
+
+    A weak ball's mask is made of the shade-invariant difference (``vision.background``): the shadow-tolerant one
+    of a ball near the cloth's colour fades on its shaded half, and the fit came out 4-5 px towards the light."""
+    n, size, _ = masks.shape
+    half = size // 2
+    yy, xx = np.mgrid[-half:half + 1, -half:half + 1]
+    inner = np.hypot(xx, yy) < _LEVEL_INNER * float(radii.min())  # the windows are centred on the first guesses
+    level = np.median(tolerant[:, inner], axis=1)
+    gain = clamp(_LEVEL_FILL * params.saturation / np.maximum(level, 1e-3), 1.0, _MAX_GAIN)
+    weak = np.nonzero(gain > 1.0)[0]
+    if len(weak):
+        masks = masks.copy()
+        for i in weak:  # a few balls at most: one small window each
+            x, y = origins[i]
+            win = (slice(y, y + size), slice(x, x + size))
+            if _brightness_ratio(frame[win], ref.unit[win], ref.norm[win])[inner].mean() < params.shadow_floor:
+                # Darker than any shadow (the black): its darkness is its contrast, which the tolerant difference
+                # already counts, and the shade-invariant one would lift its dark pixels' noise into a ball.
+                continue
+            d = shade_invariant_difference(frame[win], ref.unit[win], ref.norm[win], params)
+            # Smoothed first: at the gain, the cloth's pixel noise (and a video's blocky chroma) reaches the mask's
+            # half here and there, and a ray stopped by a speck just outside the ball finds no edge. The
+            # half-maximum of a symmetric blur of an edge is where the edge is.
+            calm = cv2.GaussianBlur(d, (0, 0), _WEAK_SIGMA)
+            level_i = max(float(np.median(d[inner])), 1e-3)
+            gain_i = min(max(_LEVEL_FILL * params.saturation / level_i, 1.0), _MAX_GAIN)
+            masks[i] = np.minimum(calm * (gain_i / params.saturation), 1.0)
+    return masks
+
+
+def _brightness_ratio(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """Each pixel's brightness along the cloth's colour, as a share of the cloth's own there."""
+    along = cv2.transform(cv2.multiply(frame.astype(np.float32), unit), np.ones((1, 3), np.float32))
+    return cv2.divide(along, norm)
+
+
+_LEVEL_INNER = 0.6  # the part of a ball (in expected radii) whose median difference is its contrast
+_LEVEL_FILL = 0.9  # a ball whose inside differs by less than this share of the saturation gets a gain ...
+_MAX_GAIN = 4.0  # ... of at most this: the green's 13 grey levels fill the mask, the cloth's noise (2-4) does not
+_WEAK_SIGMA = 1.0  # px: the smoothing of a weak ball's difference before its gain
+
+
 def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
               radii: np.ndarray, iterations: int = 2, radius_ratio: tuple[float, ...] | None = None) -> RayFit:
     """Refine ball centres (N, 2) of expected silhouette radii (N,) in a full-resolution ``frame``.
@@ -223,6 +275,7 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
     radii = np.asarray(radii, dtype=np.float64)
     half = int(np.ceil(radii.max() * (_OUTER + 0.1))) + 5  # the first guess is within a pixel or two
     masks, tolerant, plain, origins = window_maps(frame, ref, params, centres, half)
+    masks = _low_contrast_masks(frame, ref, masks, tolerant, origins, radii, params)
     size = masks.shape[1]
     tolerant, plain = tolerant.reshape(n * size, size), plain.reshape(n * size, size)
     c = np.asarray(centres, dtype=np.float64).copy()
