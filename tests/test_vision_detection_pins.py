@@ -10,7 +10,7 @@ from rules.balls import CHAPO_PINS
 from rules.tables import chapo_pin_spots, preset
 from tests.vision_scenes import WHITE, BallSpec, PinSpec, Scene, empty_frame, render
 from vision.detection import BallDetector
-from vision.pins import PinDetector
+from vision.pins import FramePins, PinDetector
 
 CHAPO = preset("chapo")
 SPOTS = chapo_pin_spots(CHAPO)
@@ -92,3 +92,36 @@ def test_a_cue_lying_over_standing_pins_leaves_them_standing(setup):
     covered = render(Scene(CAM, CHAPO, (), occluders=(cue,), pins=tuple(pins)), np.random.default_rng(2))
     obs = detector.observe(covered, 1 / 60, background, balls.detect(covered, 1 / 60, background))
     assert set(obs.standing) == set(CHAPO_PINS) and not obs.down
+
+
+class _CountingPins(PinDetector):
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.looks = 0
+
+    def observe(self, *args, **kwargs):
+        self.looks += 1
+        return super().observe(*args, **kwargs)
+
+
+def test_the_pins_are_looked_at_again_only_when_their_window_changes(setup):
+    """FramePins skips the full-resolution look while the pin cross's window is as it was last looked at: a
+    frame that only differs by the camera's noise gives the last observation; a pin knocked over is seen at once;
+    and the pins are looked at anyway every ``refresh_every`` frames."""
+    balls, background = setup
+    pins = _CountingPins(CAM, CHAPO)
+    watched = FramePins(pins, lambda: background, refresh_every=10)
+    standing = [PinSpec(SPOTS[p]) for p in CHAPO_PINS]
+    noisy = [render(Scene(CAM, CHAPO, (), pins=tuple(standing)), np.random.default_rng(s)) for s in range(5)]
+    for t, frame in enumerate(noisy):
+        obs = watched.observe(frame, float(t), balls.detect(frame, float(t), background))
+        assert set(obs.standing) == set(CHAPO_PINS) and obs.t == float(t)
+    assert pins.looks == 1
+    knocked = [PinSpec(SPOTS[p]) for p in CHAPO_PINS if p != "king"]
+    knocked.append(PinSpec((SPOTS["king"][0] + 40.0, SPOTS["king"][1]), down_direction=(1.0, 0.0)))
+    frame = _frame(knocked)
+    obs = watched.observe(frame, 5.0, balls.detect(frame, 5.0, background))
+    assert pins.looks == 2 and set(obs.down) == {"king"}
+    for t in range(6, 16):
+        watched.observe(frame, float(t), balls.detect(frame, float(t), background))
+    assert pins.looks == 3  # the refresh, ten frames after the last look

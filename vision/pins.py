@@ -178,11 +178,34 @@ def _length(mask: np.ndarray) -> float:
 
 class FramePins:
     """A PinDetector over a frame detector's empty-table model: the pipeline's pin observer (the model is asked
-    for each frame, since the detector follows the light on it)."""
+    for each frame, since the detector follows the light on it).
 
-    def __init__(self, pins: PinDetector, background: Callable[[], BackgroundModel]) -> None:
+    The pins are looked at again only when the pin cross's window has changed since they last were: the full-
+    resolution look (a 390 px window's colour difference and its blobs) cost as much as the whole ball detection
+    of a Chapó frame, and most frames leave the pins as they were. The window is compared at a quarter of the
+    resolution with the one last looked at (not the previous frame: a slow change adds up until it counts), and
+    the pins are looked at anyway every ``refresh_every`` frames (the empty-table model follows the light)."""
+
+    def __init__(self, pins: PinDetector, background: Callable[[], BackgroundModel], change_level: float = 8.0,
+                 refresh_every: int = 30) -> None:
         self.pins = pins
         self.background = background
+        # Grey levels a quarter-resolution pixel (16 averaged) must change by: the camera's noise averages to under
+        # one there, and a pin tipping over (100 levels or more across its 6 px) or a ball coming in far exceed it.
+        self.change_level = change_level
+        self.refresh_every = refresh_every
+        self._looked_at: np.ndarray | None = None
+        self._last: PinObservation | None = None
+        self._since = 0
 
     def observe(self, image: np.ndarray, t: float, balls: Detections) -> PinObservation:
-        return self.pins.observe(image, t, self.background(), balls)
+        win = self.pins.window
+        crop = image[win]
+        small = cv2.resize(crop, (crop.shape[1] // 4, crop.shape[0] // 4), interpolation=cv2.INTER_AREA)
+        self._since += 1
+        if (self._last is not None and self._since < self.refresh_every and self._looked_at is not None
+                and float(cv2.absdiff(small, self._looked_at).max()) < self.change_level):
+            return PinObservation(t, dict(self._last.standing), dict(self._last.down))
+        self._last = self.pins.observe(image, t, self.background(), balls)
+        self._looked_at, self._since = small, 0
+        return self._last
