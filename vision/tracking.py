@@ -202,10 +202,9 @@ class BallTracker:
         used_b = np.zeros(n_b, dtype=bool)
         used_d = np.zeros(n_d, dtype=bool)
         order = np.argsort(cost, axis=None)
-        for flat in order:
-            b, d = divmod(int(flat), n_d)
-            if not np.isfinite(cost[b, d]):
-                break
+        order = order[np.isfinite(cost.ravel()[order])]  # the allowed pairs, cheapest first
+        rows, cols = np.divmod(order, max(n_d, 1))
+        for b, d in zip(rows.tolist(), cols.tolist()):
             if used_b[b] or used_d[d]:
                 continue
             used_b[b] = used_d[d] = True
@@ -218,23 +217,22 @@ class BallTracker:
         nearest-prediction assignment swaps them (the striker stops where the struck ball was expected, the struck
         ball runs on where the striker was expected). Keep each pair of close balls on their own sides."""
         assigned = dict(pairs)
-        balls = sorted(assigned)
-        near = self.diameter + 100.0
-        for x in range(len(balls)):
-            for y in range(x + 1, len(balls)):
-                i, j = balls[x], balls[y]
-                if np.isnan(self.pos[i, 0]) or np.isnan(self.pos[j, 0]):
-                    continue
-                before = self.pos[i] - self.pos[j]
-                if np.linalg.norm(before) > near:
-                    continue
-                di, dj = assigned[i], assigned[j]
-                now = det.xy[di] - det.xy[dj]
-                if np.dot(now, before) >= 0:
-                    continue
-                swapped_cost = cost[i, dj] + cost[j, di]
-                if np.isfinite(swapped_cost) and swapped_cost <= cost[i, di] + cost[j, dj] + 4 * self.diameter:
-                    assigned[i], assigned[j] = dj, di
+        balls = np.array(sorted(assigned), dtype=int)
+        if len(balls) < 2:
+            return pairs
+        # Only the pairs that were close (a handful of the 231 of a snooker table; NaN, a position unknown, is
+        # never close), in the order of the balls: a swap made changes what the later pairs see.
+        sep = self.pos[balls][:, None, :] - self.pos[balls][None, :, :]
+        close = np.triu(np.hypot(sep[..., 0], sep[..., 1]) <= self.diameter + 100.0, 1)
+        for x, y in zip(*np.nonzero(close)):
+            i, j = int(balls[x]), int(balls[y])
+            di, dj = assigned[i], assigned[j]
+            now = det.xy[di] - det.xy[dj]
+            if float(np.dot(now, sep[x, y])) >= 0:
+                continue
+            swapped_cost = cost[i, dj] + cost[j, di]
+            if np.isfinite(swapped_cost) and swapped_cost <= cost[i, di] + cost[j, dj] + 4 * self.diameter:
+                assigned[i], assigned[j] = dj, di
         return list(assigned.items())
 
     def _unlike_at_rest(self, det: Detections, own: np.ndarray, dist: np.ndarray, speed: np.ndarray) -> np.ndarray:
