@@ -827,3 +827,12 @@ def test_a_middle_pockets_jaws_are_knuckles_and_a_corner_pockets_have_facings_to
             assert np.linalg.norm(z - a) > 10.0
             assert np.allclose((z - a) / np.linalg.norm(z - a), axis)
             assert abs(float((np.array(pocket.drop) - z) @ axis)) < 1e-6
+
+
+def test_local_minima_of_a_sampled_distance():
+    """A plateau gives its first frame, an unseen neighbour does not stop a minimum, an unseen sample is none."""
+    from vision.events import _local_minima
+    nan = float("nan")
+    assert _local_minima(np.array([3.0, 1.0, 1.0, 2.0, nan, 0.5, nan, nan])) == [1, 5]
+    assert _local_minima(np.array([1.0, 2.0, 0.0])) == [0, 2]
+    assert _local_minima(np.array([nan])) == [] and _local_minima(np.array([])) == []

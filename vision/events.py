@@ -1124,16 +1124,11 @@ def _median3(d: np.ndarray) -> np.ndarray:
 
 def _local_minima(d: np.ndarray) -> list[int]:
     """Indices of local minima of a sampled distance (plateaus give their first frame; NaN never a minimum)."""
-    m = len(d)
-    out = []
-    for k in np.nonzero(~np.isnan(d))[0]:
-        left = d[k - 1] if k > 0 else np.inf
-        right = d[k + 1] if k + 1 < m else np.inf
-        left = np.inf if np.isnan(left) else left
-        right = np.inf if np.isnan(right) else right
-        if d[k] < left and d[k] <= right:
-            out.append(int(k))
-    return out
+    padded = np.concatenate([[np.inf], d, [np.inf]])
+    padded = np.where(np.isnan(padded), np.inf, padded)  # an unseen neighbour does not stop a minimum
+    with np.errstate(invalid="ignore"):
+        minimum = (d < padded[:-2]) & (d <= padded[2:])  # NaN compares False: never a minimum
+    return np.nonzero(minimum)[0].tolist()
 
 
 def _bridged(xy: np.ndarray, max_gap: int) -> np.ndarray:
