@@ -200,7 +200,7 @@ class _ShotReader:
         if not isinstance(v, (list, tuple)) or len(v) != 2:
             raise self.fail(fld, f"{v!r} is not an [x, y] pair")
         x, y = self.number(fld, v[0]), self.number(fld, v[1])
-        if not self.table.contains((x, y)):
+        if not (self.table.contains((x, y)) or self.table.in_pocket_mouth((x, y))):
             raise self.fail(fld, f"[{x}, {y}] is off the {self.table.name} table "
                                  f"({self.table.width:g} x {self.table.length:g} mm)")
         return (x, y)

@@ -98,6 +98,23 @@ class TableSpec:
         """Whether a cloth point lies on the playing surface (inside the cushion noses)."""
         return 0.0 <= p[0] <= self.width and 0.0 <= p[1] <= self.length
 
+    def in_pocket_mouth(self, p: Point) -> bool:
+        """Whether a ball centred at ``p`` hangs in a pocket's channel: past the line of its jaws, short of the
+        line it drops at, between the facings (a pool ball stopped on the lip of a corner pocket has its centre a
+        few mm beyond both cushion lines, and is still on the table)."""
+        for pocket in self.pockets:
+            if pocket.is_hole:
+                continue  # a hole is inside the cloth's rectangle
+            ux, uy = pocket.axis(self.width, self.length)
+            mx = (pocket.jaws[0][0] + pocket.jaws[1][0]) / 2
+            my = (pocket.jaws[0][1] + pocket.jaws[1][1]) / 2
+            beyond_jaws = (p[0] - mx) * ux + (p[1] - my) * uy
+            short_of_drop = (p[0] - pocket.drop[0]) * ux + (p[1] - pocket.drop[1]) * uy
+            lateral = abs((p[0] - mx) * uy - (p[1] - my) * ux)
+            if beyond_jaws >= 0.0 and short_of_drop <= 0.0 and lateral <= pocket.mouth / 2:
+                return True
+        return False
+
     def pocket(self, name: str) -> Pocket:
         for pocket in self.pockets:
             if pocket.name == name:

@@ -132,6 +132,21 @@ def test_bad_shot_fields_give_one_line_naming_record_and_field(change, field, wo
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_pool_ball_hanging_in_a_corner_pocket_is_on_the_table_and_one_past_the_drop_is_not():
+    """Bilhar seed 200 of the virtual table: the cue ball stopped on the lip of the bottom-left corner, its centre
+    (-3.9, 11.6) beyond the left cushion line, short of the line it drops at: the log refused the truth's shot."""
+    pool = preset("pool_9ft")
+    balls = {"cue": [600.0, 600.0], "1": [600.0, 1800.0]}
+    d = {"cue_ball": "cue", "t_start": 1.0, "t_end": 4.0, "start": balls,
+         "events": [{"t": 1.01, "type": "strike", "ball": "cue"}], "end": dict(balls, cue=[-3.9, 11.6])}
+    assert read(d, "bilhar", pool).end["cue"] == (-3.9, 11.6)
+    assert pool.in_pocket_mouth((-3.9, 11.6)) and not pool.contains((-3.9, 11.6))
+    for past in ([-10.0, -10.0], [-30.0, 11.6], [-1.0, 1270.0]):  # past the corner's drop, a rail, a middle's drop
+        assert not pool.in_pocket_mouth(tuple(past))
+        with pytest.raises(LogError, match="off the pool_9ft table"):
+            read(dict(d, end=dict(balls, cue=past)), "bilhar", pool)
+
+
 def test_nan_and_infinity_are_refused():
     line = json.dumps(GOOD).replace("892.5", "NaN")
     with pytest.raises(LogError, match="NaN"):
