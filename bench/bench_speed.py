@@ -37,12 +37,12 @@ import numpy as np  # noqa: E402
 
 from calibration.file import read_calibration  # noqa: E402
 from vision.frame_detector import FrameDetector  # noqa: E402
-from vision.live import balls_for, lookalikes_for  # noqa: E402
+from vision.live import balls_for, groups_for, lookalikes_for, pins_for, strikers_for  # noqa: E402
 from vision.pipeline import VisionPipeline  # noqa: E402
 
 PI5_SLOWER = 3.5
 WARMUP = 15  # still frames the detector learns the empty table from (as the replay does)
-STAGES = ("detect", "track", "segment", "total")
+STAGES = ("detect", "pins", "track", "segment", "total")  # pins: Chapó only (0 elsewhere)
 DETECTOR_STAGES = ("change", "foreground", "candidates", "smears", "fit", "to_table", "identity", "background")
 MODES = (("changed", "where it changed", True), ("whole", "whole frame", False))
 _DEFAULT_INCREMENTAL = inspect.signature(FrameDetector.__init__).parameters["incremental"].default
@@ -67,8 +67,11 @@ def _frames(video: str):
 def _pipeline(calib, discipline: str, frames: list[np.ndarray], incremental: bool) -> VisionPipeline:
     balls = balls_for(discipline, {})
     detector = FrameDetector(calib.camera, calib.table, discipline, frames[:WARMUP], incremental=incremental)
+    # Built as the live loop builds it (vision.live): Chapó's pins are watched every frame.
     return VisionPipeline(detector, balls, calib.table, cue_ball=lambda: balls[0],
-                          lookalikes=lookalikes_for(discipline))
+                          lookalikes=lookalikes_for(discipline), strikers=strikers_for(discipline),
+                          groups=groups_for(discipline, balls),
+                          pins=pins_for(discipline, calib.camera, calib.table, detector))
 
 
 def _step(p: VisionPipeline, frame: np.ndarray, t: float, into: dict[str, list[float]]) -> None:
@@ -78,11 +81,13 @@ def _step(p: VisionPipeline, frame: np.ndarray, t: float, into: dict[str, list[f
     t0 = time.process_time()
     det = p.detector.detect(frame, t)
     t1 = time.process_time()
+    pins = p.pins.observe(frame, t, det) if p.pins is not None else None
+    tp = time.process_time()
     xy = p.tracker.update(det)
     t2 = time.process_time()
-    p.segmenter.feed(t, xy)
+    p.segmenter.feed(t, xy, pins)
     t3 = time.process_time()
-    for name, v in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
+    for name, v in zip(STAGES, (t1 - t0, tp - t1, t2 - tp, t3 - t2, t3 - t0)):
         into[name].append(1e3 * v)
     for name in DETECTOR_STAGES:
         into[name].append(1e3 * p.detector.timings.get(name, 0.0))
