@@ -98,12 +98,13 @@ class PinDetector:
                 cv2.circle(covered, (int(round(x)), int(round(y))), int(np.ceil(r * 1.15)) + 1, 1, -1)
         covered_b = covered.astype(bool)
         _, labels = cv2.connectedComponents(((fg > 0.5) & ~covered_b).astype(np.uint8), connectivity=8)
+        blob_pixels = _labelled_pixels(labels)
         standing: dict[str, tuple[float, float]] = {}
         fallen: list[str] = []
         for pin, outline in self._outlines.items():
             visible = outline & ~covered_b
             share = visible.sum() / max(outline.sum(), 1)
-            across = self._across(labels, visible, pin) if share >= self.config.min_visible else "covered"
+            across = self._across(labels, blob_pixels, visible, pin) if share >= self.config.min_visible else "covered"
             if across == "covered":
                 up = self._last[pin]
             else:
@@ -116,15 +117,18 @@ class PinDetector:
         down = self._place_fallen(fg, covered_b, standing, fallen)
         return PinObservation(t, standing, down)
 
-    def _across(self, labels: np.ndarray, visible: np.ndarray, pin: str) -> str:
+    def _across(self, labels: np.ndarray, blob_pixels: tuple[np.ndarray, np.ndarray, np.ndarray],
+                visible: np.ndarray, pin: str) -> str:
         """What lies across a pin's spot: "lying" (a blob as long as a lying pin: the pin itself, knocked over),
         "covered" (one far longer than any pin: a cue or an arm over the spot, which hides whether the pin
-        stands) or "clear" (nothing longer than the pin standing)."""
+        stands) or "clear" (nothing longer than the pin standing). ``blob_pixels``: ``_labelled_pixels(labels)``."""
         under = labels[visible]
         under = under[under > 0]
         if not len(under):
             return "clear"
-        length = _length(labels == np.bincount(under).argmax())
+        xs, ys, ids = blob_pixels
+        mine = ids == np.bincount(under).argmax()
+        length = _points_length(xs[mine], ys[mine])
         if length > self._covering_length[pin]:
             return "covered"
         return "lying" if length > self._down_length[pin] else "clear"
@@ -136,19 +140,21 @@ class PinDetector:
         free = (fg > 0.5) & ~covered & self._reach_mask.astype(bool)
         for pin in standing:
             free &= ~cv2.dilate(self._outlines[pin].astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-        n, labels, stats, centroids = cv2.connectedComponentsWithStats(free.astype(np.uint8), connectivity=8)
+        n, labels = cv2.connectedComponents(free.astype(np.uint8), connectivity=8)
+        # The blobs' pixels listed once (the mask is sparse): OpenCV's component statistics cost ten times the
+        # labelling itself, for the many specks of noise.
+        all_xs, all_ys, ids = _labelled_pixels(labels)
+        areas = np.bincount(ids, minlength=n)
         blobs = []
-        for i in range(1, n):
-            area = stats[i, cv2.CC_STAT_AREA]
-            if not 0.35 * self._lying_area <= area <= 2.5 * self._lying_area:
+        for i in np.nonzero((areas >= 0.35 * self._lying_area) & (areas <= 2.5 * self._lying_area))[0]:
+            if i == 0:
                 continue
-            ys, xs = np.nonzero(labels[stats[i, 1]:stats[i, 1] + stats[i, 3], stats[i, 0]:stats[i, 0] + stats[i, 2]]
-                                == i)
-            pts = np.stack([xs, ys], 1).astype(np.float64)
+            mine = ids == i
+            pts = np.stack([all_xs[mine], all_ys[mine]], 1).astype(np.float64)
             ev = np.linalg.eigvalsh(np.cov(pts.T)) if len(pts) > 2 else np.array([1.0, 1.0])
             if ev[1] < 2.0 * ev[0]:
                 continue  # round: a chalk cube, a hand's tip, not a lying pin
-            c = centroids[i] + self._origin
+            c = pts.mean(axis=0) + self._origin
             blobs.append(self.camera.image_to_table(c, self.table.pin_base_diameter / 2))
         out: dict[str, tuple[float, float]] = {}
         # Nearest pairs first: each fallen pin takes the blob closest to its spot.
@@ -166,10 +172,21 @@ class PinDetector:
         return out
 
 
+def _labelled_pixels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The x, y and label of every labelled (non-zero) pixel."""
+    ys, xs = np.nonzero(labels)
+    return xs, ys, labels[ys, xs]
+
+
 def _length(mask: np.ndarray) -> float:
     """sqrt(12 x the largest second moment) of a mask's pixels: the length of a thin bar, 0.87 of a disc's
     diameter."""
     ys, xs = np.nonzero(mask)
+    return _points_length(xs, ys)
+
+
+def _points_length(xs: np.ndarray, ys: np.ndarray) -> float:
+    """``_length`` of the pixels at ``xs``, ``ys``."""
     if len(xs) < 3:
         return float(len(xs))
     ev = np.linalg.eigvalsh(np.cov(np.stack([xs, ys]).astype(np.float64)))
