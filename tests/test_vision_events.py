@@ -775,6 +775,18 @@ def test_a_resting_ball_read_off_under_an_arm_and_then_back_where_it_was_never_s
     assert [(e.type, e.ball) for e in ev] == [(EventType.STRIKE, "white")], ev
 
 
+def test_a_resting_ball_misread_for_one_frame_before_it_is_kissed_was_not_touched():
+    """Chapó seed 200 as the tracker saw it: the mingo reads 2.4 mm off for one frame, back where it rests the next,
+    and is kissed by the 1 nine frames later. The kiss's start within the creep test's second was taken for a
+    soft kiss's creep from the misread frame: a touch (a foul) before the kiss."""
+    paths, data = _recorded_paths("chapo_mingo_misread_before_the_kiss.npz")
+    ev = find_events(paths, preset("chapo"), strikers=("1", "2")).events
+    assert [(e.type, e.ball or e.balls) for e in ev][:2] == [(EventType.STRIKE, "1"),
+                                                             (EventType.BALL_BALL, ("1", "mingo"))], ev
+    assert abs(ev[1].t - float(data["t_kiss"])) < 0.004
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+
+
 def test_a_ball_sent_from_rest_straight_into_a_near_cushion_and_back_met_it():
     """A ball resting 50 mm off the top cushion's nose, sent straight at it at 2 m/s (carom seeds 269, 296): it
     is back past its resting point 50 ms after setting off, along the line it left by, as a ball struck away
