@@ -610,7 +610,7 @@ def main() -> None:
     print(f"  time: render {sum(r['render_s'] for r in shots):.0f} s, replay {sum(r['replay_s'] for r in shots):.0f} s"
           f" (summed over {max(args.jobs, 1)} job(s))")
     differing = [{"seed": r["seed"], "truth": r["tv"], "vision": r["fv"]} for r in shots if r["tv"] != r["fv"]]
-    for d in differing[:10]:
+    for d in differing[:20]:
         print("  differs:", json.dumps(d))
     if args.misses:
         blames: dict[str, int] = {}

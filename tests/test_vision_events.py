@@ -798,6 +798,18 @@ def test_a_resting_ball_read_with_more_noise_than_the_others_is_not_set_off_by_i
     assert len(kisses) == 1 and abs(kisses[0].t - float(data["t_kiss"])) < 0.02, ev
 
 
+def test_a_ball_unseen_as_it_was_kissed_met_the_ball_that_passed_in_the_hidden_frames():
+    """Sinuca seed 198 as the tracker saw it: a red kisses the resting black, the two one blob for four frames;
+    the black's start is only known to lie in them, and the red passed where it met the black three and a half
+    frames before the last. The kiss was looked for three frames about that last one: the black was touched."""
+    paths, data = _recorded_paths("sinuca_black_hidden_as_a_red_kissed_it.npz")
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL and "black" in e.balls]
+    assert len(kisses) == 1 and kisses[0].balls[0].startswith("red"), ev
+    assert abs(kisses[0].t - float(data["t_kiss"])) < 0.01, kisses
+
+
 def test_a_ball_sent_from_rest_straight_into_a_near_cushion_and_back_met_it():
     """A ball resting 50 mm off the top cushion's nose, sent straight at it at 2 m/s (carom seeds 269, 296): it
     is back past its resting point 50 ms after setting off, along the line it left by, as a ball struck away

@@ -279,9 +279,15 @@ class _Finder:
         k0 = int(np.searchsorted(t, t_on))
         # A ball is read setting off early, never late (a merging blob drags it; a slow start is run back along
         # a line): the contact may come up to ``passing_late_s`` after the onset, a few frames before it.
-        early = (self.c.passing_frames + 0.5) * self.dt
+        # ... and, unseen in the frames just before its first sighting on the move (the two balls one blob at the
+        # kiss), it may have set off in any of them (sinuca seed 198: the black hidden for four frames as a red
+        # kissed it, its onset read at the last of them, the red's pass three frames and a half before).
+        hidden = 0
+        while k0 - 1 - hidden >= 0 and not self.seen[b, k0 - 1 - hidden] and hidden < self.c.bridge_frames + 1:
+            hidden += 1
+        early = (self.c.passing_frames + hidden + 0.5) * self.dt
         late = max(early, self.c.passing_late_s)
-        span = window(k0 - self.c.passing_frames - 1, k0 + int(np.ceil(late / self.dt)) + 1, big_m)
+        span = window(k0 - self.c.passing_frames - hidden - 1, k0 + int(np.ceil(late / self.dt)) + 1, big_m)
         xy_b = _bridged(xy, self.c.bridge_frames)
         best: tuple[float, float, int, float] | None = None  # (distance, time, ball, its speed)
         for o, other in enumerate(self.p.balls):
@@ -322,7 +328,8 @@ class _Finder:
         # A ball is read setting off early, never late: the contact is not before its onset. A slow pass's closest
         # approach is loosely timed (the way the ball left, read off its first few mm, is a few degrees out: at
         # 90 mm/s, 10 mm along the path is 0.1 s): its contact is the onset, to a frame or two.
-        tc = t_on if pass_speed < self.c.slow_pass_mm_s else max(tc, t_on)
+        # (The onset of a ball unseen before it was seen moving is only known to lie in those hidden frames.)
+        tc = t_on if pass_speed < self.c.slow_pass_mm_s else max(tc, t_on - hidden * self.dt)
         pair = tuple(self.p.balls[i] for i in sorted((b, o)))
         for e in contacts:
             if e.type is EventType.BALL_BALL and set(e.balls or ()) == set(pair) and \
