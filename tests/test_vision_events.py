@@ -810,6 +810,16 @@ def test_a_ball_unseen_as_it_was_kissed_met_the_ball_that_passed_in_the_hidden_f
     assert abs(kisses[0].t - float(data["t_kiss"])) < 0.01, kisses
 
 
+def test_a_resting_ball_misread_far_off_for_one_frame_never_set_off():
+    """Sinuca seed 257 as the tracker saw it: the brown, kissed three times and resting from 2.8 s, reads 9.8 mm
+    off for one frame at 3.467 s (past the 8 mm a start must clear) and back where it rests in the next ones. It
+    was touched: a foul the truth has not."""
+    paths, _ = _recorded_paths("sinuca_brown_misread_for_a_frame.npz")
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+    assert not [e for e in ev if e.t > 3.0 and "brown" in ((e.ball,) + tuple(e.balls or ()))], ev
+
+
 def test_a_ball_sent_from_rest_straight_into_a_near_cushion_and_back_met_it():
     """A ball resting 50 mm off the top cushion's nose, sent straight at it at 2 m/s (carom seeds 269, 296): it
     is back past its resting point 50 ms after setting off, along the line it left by, as a ball struck away
