@@ -407,7 +407,7 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
                                                                   "fps": args.fps}).name
             base = os.path.join(folder, name)
             if not os.path.exists(feed_file):
-                raise SystemExit(f"bench_vision: --offline: no recorded frames in {folder} (run once with --cache)")
+                raise _NotRecorded(f"no recorded frames in {folder} (run once with --cache)")
         else:
             base, out["render_s"] = _render(args, seed, folder)
         calib = read_calibration(base + ".calib.json")
@@ -536,12 +536,18 @@ def _whites_swapped(feed: Feed, frames: list[dict]) -> bool:
     return bool(crossed < straight)
 
 
+class _NotRecorded(Exception):
+    """--offline: a seed whose frames an earlier run did not record (left out of that run)."""
+
+
 def _run_seed(job: tuple[argparse.Namespace, int]) -> dict | None:
     try:
         return run_one(*job)
     except LogError as exc:  # the rendered truth itself (bilhar seed 200: the cue ball left off the cloth)
         print(f"bench_vision: seed {job[1]} left out: its truth log cannot be judged ({exc})", file=sys.stderr)
-        return None
+    except _NotRecorded as exc:  # one such seed stopped the whole offline run (sinuca 286)
+        print(f"bench_vision: seed {job[1]} left out: --offline: {exc}", file=sys.stderr)
+    return None
 
 
 def main() -> None:
@@ -587,7 +593,10 @@ def main() -> None:
     matched = len(errors)
     med = {s: statistics.median(d[s] for d in stage) for s in stage[0]} if stage else {}
     mode = " (offline: segmentation and events on recorded frames)" if args.offline else ""
-    print(f"bench_vision: {args.discipline}, {args.shots} random shots rendered at {w}x{h}, {args.fps:g} fps{mode}")
+    missing = args.shots - len(shots)
+    left_out = f" ({missing} left out: no shot in the truth, or see above)" if missing else ""
+    print(f"bench_vision: {args.discipline}, {len(shots)} random shots rendered at {w}x{h}, {args.fps:g} fps{mode}"
+          f"{left_out}")
     print(f"  contacts (ball-ball, cushion): recall {matched / max(n_truth, 1):.3f} ({matched}/{n_truth}), "
           f"precision {matched / max(n_found, 1):.3f} ({matched}/{n_found})")
     if errors:
