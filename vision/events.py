@@ -894,13 +894,6 @@ class _Finder:
         before = before[~np.isnan(before[:, 0])]
         if len(before) < n_rest // 2 or np.max(np.linalg.norm(before - rest, axis=1)) > self.c.rest_mm:
             return False
-        # A creep goes on from the frame it is first 2 mm off; a reading off for one frame is back at once (Chapó
-        # seed 200: the mingo read 2.4 mm off for a frame, struck for real nine frames later; that start was
-        # taken for a creep from the misread frame, a touch before the kiss).
-        next_few = xy[window(first + 1, first + 4, big_m)]
-        next_few = next_few[~np.isnan(next_few[:, 0])]
-        if len(next_few) and float(np.median(np.linalg.norm(next_few - rest, axis=1))) <= self.c.rest_mm / 2:
-            return False
         soon = xy[window(first, first + n_rest, big_m)]
         soon = soon[~np.isnan(soon[:, 0])]
         # How far it crawled while resting, over the frames before the last few (there the blob of a ball coming
