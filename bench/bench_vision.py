@@ -543,7 +543,7 @@ class _NotRecorded(Exception):
 def _run_seed(job: tuple[argparse.Namespace, int]) -> dict | None:
     try:
         return run_one(*job)
-    except LogError as exc:  # the rendered truth itself (bilhar seed 200: the cue ball left off the cloth)
+    except LogError as exc:  # the rendered truth itself cannot be read (a record the log check refuses)
         print(f"bench_vision: seed {job[1]} left out: its truth log cannot be judged ({exc})", file=sys.stderr)
     except _NotRecorded as exc:  # one such seed stopped the whole offline run (sinuca 286)
         print(f"bench_vision: seed {job[1]} left out: --offline: {exc}", file=sys.stderr)

@@ -70,6 +70,13 @@ def colour_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray, par
     return cv2.sqrt(cv2.add(across2, cv2.multiply(excess, excess)))
 
 
+def brightness_ratio(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray) -> np.ndarray:
+    """Each pixel's brightness along the cloth's colour, as a share of the cloth's own there (1: as bright as the
+    cloth; a shadow 0.5-0.9; the black about 0.25)."""
+    along = cv2.transform(cv2.multiply(frame.astype(np.float32), unit), _SUM3)
+    return cv2.divide(along, norm)
+
+
 def shade_invariant_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray,
                                params: DifferenceParams) -> np.ndarray:
     """``colour_difference`` with the chroma difference divided by the brightness ratio (no lower than the shadow
@@ -81,7 +88,7 @@ def shade_invariant_difference(frame: np.ndarray, unit: np.ndarray, norm: np.nda
     along = cv2.transform(cv2.multiply(f, unit), _SUM3)
     total2 = cv2.transform(cv2.multiply(f, f), _SUM3)
     across2 = cv2.max(cv2.subtract(total2, cv2.multiply(along, along)), 0.0)
-    ratio = cv2.max(cv2.divide(along, norm), params.shadow_floor)
+    ratio = cv2.max(cv2.divide(along, norm), params.shadow_floor)  # brightness_ratio, from the along at hand
     too_dark = cv2.max(cv2.subtract(cv2.multiply(norm, params.shadow_floor), along), 0.0)
     too_bright = cv2.max(cv2.subtract(along, cv2.multiply(norm, params.glare_ceiling)), 0.0)
     excess = cv2.add(too_dark, too_bright)

@@ -109,15 +109,15 @@ class PinDetector:
         blob_pixels = _labelled_pixels(labels)
         standing: dict[str, tuple[float, float]] = {}
         fallen: list[str] = []
+        on_spot = self._count_balls_on_spots(balls)  # counted every frame, whatever the pins look like
         for pin, outline in self._outlines.items():
             visible = outline & ~covered_b
             share = visible.sum() / max(outline.sum(), 1)
             across = self._across(labels, blob_pixels, visible, pin) if share >= self.config.min_visible else "covered"
-            ball_on_spot = self._ball_on_spot(balls, pin)  # counted every frame
             if across == "covered":
                 # Hidden: as it was, unless a ball rests where the pin would stand (Chapó seed 120: the mingo
                 # crept over the top lateral's spot and stopped 31 mm from it, the pin knocked from under it).
-                up = self._last[pin] and not ball_on_spot
+                up = self._last[pin] and pin not in on_spot
             else:
                 up = float(fg[visible].mean()) >= self.config.standing_fill and across != "lying"
             self._last[pin] = up
@@ -130,24 +130,27 @@ class PinDetector:
 
     @property
     def settled(self) -> bool:
-        """No ball is being counted onto a spot (``_ball_on_spot``): an unchanged frame would read the same."""
+        """No ball is being counted onto a spot (``_count_balls_on_spots``): an unchanged frame would read the
+        same."""
         return all(n == 0 or n >= self.config.on_spot_frames for n in self._on_spot.values())
 
-    def _ball_on_spot(self, balls: Detections | None, pin: str) -> bool:
-        """Whether a ball surely detected has had its centre, for ``config.on_spot_frames`` frames running, where
-        a pin standing on ``pin``'s spot would be inside it: nearer than a ball's and a pin's radius together, less
+    def _count_balls_on_spots(self, balls: Detections | None) -> set[str]:
+        """The pins on whose spot a ball surely detected has had its centre for ``config.on_spot_frames`` frames
+        running, where a standing pin would be inside it: nearer than a ball's and a pin's radius together, less
         ``config.on_spot_margin_mm``. (For a frame or two, it is the toppling pin itself read as a ball: Chapó
         seed 106, 33 mm from its spot, the fall then read down, down, up, down, timed late and blamed on no
         ball.)"""
-        if balls is None or not len(balls):
-            self._on_spot[pin] = 0
-            return False
-        sure = balls.score >= self.config.sure_ball_score
-        reach = self.table.ball_radius + self.table.pin_base_diameter / 2 - self.config.on_spot_margin_mm
-        gap = np.hypot(*(balls.xy[sure] - np.asarray(self.spots[pin])).T)
-        on_it = bool(len(gap)) and float(gap.min()) < reach
-        self._on_spot[pin] = self._on_spot[pin] + 1 if on_it else 0
-        return self._on_spot[pin] >= self.config.on_spot_frames
+        names = list(self.spots)
+        on_it = np.zeros(len(names), bool)
+        if balls is not None and len(balls):
+            sure = balls.xy[balls.score >= self.config.sure_ball_score]
+            reach = self.table.ball_radius + self.table.pin_base_diameter / 2 - self.config.on_spot_margin_mm
+            spots = np.array([self.spots[p] for p in names])
+            if len(sure):
+                on_it = (np.linalg.norm(sure[:, None, :] - spots[None], axis=2) < reach).any(axis=0)
+        for pin, here in zip(names, on_it):
+            self._on_spot[pin] = self._on_spot[pin] + 1 if here else 0
+        return {p for p in names if self._on_spot[p] >= self.config.on_spot_frames}
 
     def _across(self, labels: np.ndarray, blob_pixels: tuple[np.ndarray, np.ndarray, np.ndarray],
                 visible: np.ndarray, pin: str) -> str:
@@ -252,8 +255,8 @@ class FramePins:
         crop = image[win]
         small = cv2.resize(crop, (crop.shape[1] // 4, crop.shape[0] // 4), interpolation=cv2.INTER_AREA)
         self._since += 1
-        if (self._last is not None and self._since < self.refresh_every and self._looked_at is not None
-                and self.pins.settled and float(cv2.absdiff(small, self._looked_at).max()) < self.change_level):
+        if (self._last is not None and self._since < self.refresh_every and self.pins.settled
+                and float(cv2.absdiff(small, self._looked_at).max()) < self.change_level):
             return PinObservation(t, dict(self._last.standing), dict(self._last.down))
         self._last = self.pins.observe(image, t, self.background(), balls)
         self._looked_at, self._since = small, 0

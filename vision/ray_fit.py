@@ -18,7 +18,8 @@ import cv2
 import numpy as np
 
 from vision.arrays import clamp
-from vision.background import ColourReference, DifferenceParams, colour_difference, shade_invariant_difference
+from vision.background import (ColourReference, DifferenceParams, brightness_ratio, colour_difference,
+                               shade_invariant_difference)
 
 N_RAYS = 48
 _INNER, _OUTER = 0.55, 1.45  # sampled part of each ray, in expected radii
@@ -231,7 +232,7 @@ def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarr
         for i in weak:  # a few balls at most: one small window each
             x, y = origins[i]
             win = (slice(y, y + size), slice(x, x + size))
-            if _brightness_ratio(frame[win], ref.unit[win], ref.norm[win])[inner].mean() < params.shadow_floor:
+            if brightness_ratio(frame[win], ref.unit[win], ref.norm[win])[inner].mean() < params.shadow_floor:
                 # Darker than any shadow (the black): its darkness is its contrast, which the tolerant difference
                 # already counts, and the shade-invariant one would lift its dark pixels' noise into a ball.
                 continue
@@ -240,16 +241,10 @@ def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarr
             # half here and there, and a ray stopped by a speck just outside the ball finds no edge. The
             # half-maximum of a symmetric blur of an edge is where the edge is.
             calm = cv2.GaussianBlur(d, (0, 0), _WEAK_SIGMA)
-            level_i = max(float(np.median(d[inner])), 1e-3)
-            gain_i = min(max(_LEVEL_FILL * params.saturation / level_i, 1.0), _MAX_GAIN)
+            gain_i = float(clamp(_LEVEL_FILL * params.saturation / max(float(np.median(d[inner])), 1e-3), 1.0,
+                                 _MAX_GAIN))
             masks[i] = np.minimum(calm * (gain_i / params.saturation), 1.0)
     return masks
-
-
-def _brightness_ratio(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray) -> np.ndarray:
-    """Each pixel's brightness along the cloth's colour, as a share of the cloth's own there."""
-    along = cv2.transform(cv2.multiply(frame.astype(np.float32), unit), np.ones((1, 3), np.float32))
-    return cv2.divide(along, norm)
 
 
 _LEVEL_INNER = 0.6  # the part of a ball (in expected radii) whose median difference is its contrast
