@@ -632,6 +632,18 @@ def test_a_ball_struck_into_one_30_mm_away_met_it_inside_the_strikes_frame():
     assert abs(ev[1].t - float(data["t_kiss"])) < 0.004
 
 
+def test_a_red_kissed_to_30_mm_s_met_the_ball_that_kissed_it():
+    """Sinuca seed 200 at 1456x1088 (every ball's path as the tracker gave it, ``fixtures/paths``): the cue ball,
+    dying at 100 mm/s, kisses a resting red, which creeps off at 26 mm/s: 2 mm in its first four frames. The
+    way it left, read off those 2 mm of half-mm noise, was 25 degrees out, the point 2R behind it 15 mm from
+    the cue ball's path, and the red read as touched. Read off its first 8 mm, it meets the cue ball."""
+    paths, data = _recorded_paths("sinuca_red_kissed_slowly.npz")
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+    last = [e for e in ev if e.type is EventType.BALL_BALL][-1]
+    assert "cue" in last.balls and abs(last.t - float(data["t_kiss"])) < 0.06, last
+
+
 def _passing(seed: int, approach_mm_s: float | None, clear_mm: float = 0.0):
     """The white (388 mm/s) and the spot (166 mm/s) both rolling, their paths crossing at a shallow angle: with
     ``approach_mm_s`` they kiss, closing along the line of centres at that speed (three-cushion seed 113: each
