@@ -186,3 +186,34 @@ def test_a_crowded_frame_costs_at_most_max_candidates_fits_and_keeps_the_balls(d
     assert len(pts) <= detector.config.max_candidates
     det = detector.detect(frame, 0.0, background)
     assert _match(det.xy, balls).max() < 1.0
+
+
+def _capsule_blob(detector: BallDetector, length_radii: float) -> tuple[np.ndarray, np.ndarray]:
+    """A reduced-resolution mask of one ball's smear (a capsule ``length_radii`` long between its end centres)
+    and the frame's colour under it, cloth round it."""
+    r = detector.radius_low
+    h, w = 80, 120
+    yy, xx = np.mgrid[0:h, 0:w].astype(float)
+    a, b = np.array([60.0 - length_radii * r / 2, 40.0]), np.array([60.0 + length_radii * r / 2, 40.0])
+    t = np.clip(xx - a[0], 0.0, b[0] - a[0])
+    fg = (np.hypot(xx - (a[0] + t), yy - a[1]) <= r).astype(np.float32)
+    colour = np.empty((h, w, 3), np.uint8)
+    colour[:] = (120, 150, 40)
+    return fg, colour
+
+
+def test_a_smear_is_one_colour_end_to_end_and_two_balls_in_one_blob_are_not_a_smear(detector):
+    """Sinuca seed 218: the pink rolling slowly onto the black made one blob with them, convex and a ball wide,
+    for nine frames: taken for one ball's smear between them, it carried the black's label off, and the black's
+    kiss read as a touch. A smear is one ball swept along its path: its two ends are of one colour."""
+    fg, colour = _capsule_blob(detector, 2.0)
+    centre = np.array([60.0, 40.0])
+    none = np.zeros((0, 2))
+    smear = colour.copy()
+    smear[fg > 0] = WHITE
+    assert detector._smear_blob(fg, smear, centre, none) is not None
+    pair = colour.copy()
+    left = (fg > 0) & (np.arange(fg.shape[1])[None, :] < 60)
+    pair[left] = (180, 150, 240)  # pink
+    pair[(fg > 0) & ~left] = (25, 25, 25)  # black
+    assert detector._smear_blob(fg, pair, centre, none) is None

@@ -54,6 +54,9 @@ class DetectorConfig:
     min_score: float = 0.4  # detections scoring lower are dropped (a ball half under a cue scores about 0.5)
     max_smear_mm: float = 160.0  # the longest smear taken for a ball (6 m/s over a 1/40 s exposure)
     smear_ratio: float = 1.12  # blob axis ratio above which a single-ball blob is a smear
+    # A blob whose two ends' mean colours (thirds of its length, reduced resolution) differ by more than this in a
+    # channel is two balls: the pink onto the black 139-150, a white cue ball's smear at 1.7 m/s 52.
+    smear_end_levels: float = 100.0
     blur_elongation: float = 0.12  # ray-fit elongation (fraction of the radius) that flags a short smear (a ball
     # at rest shows up to 0.08 from noise and its shading; 0.12 is a travel of about 0.45 radii in the exposure)
     play_margin_mm: float = 4.0  # ball centres accepted this far outside the cushion noses (calibration slack)
@@ -324,6 +327,8 @@ class BallDetector:
                              f"{self.camera.image_size[0]}x{self.camera.image_size[1]}")
         clock = StageClock(timings)
         min_score = self.config.min_score if min_score is None else min_score
+        if small is None:
+            small = self.low_res(frame)
         resting_low: list[np.ndarray] = []
         smears: list[tuple[np.ndarray, np.ndarray]] = []
         for rect in (None,) if rects is None else rects:
@@ -336,7 +341,8 @@ class BallDetector:
             clock.lap("candidates")
             if len(pts) == 0:
                 continue
-            part_smears, resting = self._split_smears(fg, resp, pts, vals)
+            colour = small if rect is None else small[rect[0]:rect[1], rect[2]:rect[3]]
+            part_smears, resting = self._split_smears(fg, colour, resp, pts, vals)
             resting = resting[~self._too_thin(fg, pts[resting], vals[resting])]
             # From the rectangle's coordinates to the search window's.
             oy, ox = (rect[0], rect[2]) if rect is not None else (0, 0)
@@ -383,10 +389,11 @@ class BallDetector:
 
     # --- the parts --------------------------------------------------------------------------------------------
 
-    def _split_smears(self, fg: np.ndarray, resp: np.ndarray, pts: np.ndarray,
+    def _split_smears(self, fg: np.ndarray, colour: np.ndarray, resp: np.ndarray, pts: np.ndarray,
                       vals: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]:
         """Which candidates are one moving ball's smear. Returns each smear's blob pixels (ys, xs at the reduced
-        resolution) and the indices of the other (resting) candidates.
+        resolution) and the indices of the other (resting) candidates. ``colour``: the reduced-resolution frame
+        under ``fg``.
 
         Only candidates that look elongated are examined (most of a frame's balls are still): peaks on one
         ridge, or a single peak whose smoothed fill falls off more slowly in one direction."""
@@ -406,7 +413,7 @@ class BallDetector:
             if len(members) == 1 and not elongated[members[0]]:
                 continue
             others = np.delete(pts, members, axis=0)
-            blob = self._smear_blob(fg, pts[members].mean(axis=0), others)
+            blob = self._smear_blob(fg, colour, pts[members].mean(axis=0), others)
             if blob is not None:
                 smears.append(blob)
                 resting[members] = False
@@ -479,11 +486,11 @@ class BallDetector:
         mid = width(0.5 * (a + b))
         return mid >= 0.7 * min(width(a), width(b))
 
-    def _smear_blob(self, fg: np.ndarray, centre: np.ndarray,
+    def _smear_blob(self, fg: np.ndarray, colour: np.ndarray, centre: np.ndarray,
                     others: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """The blob of the mask around ``centre`` if it is a plausible smear of one ball: about a ball wide,
-        elongated, convex, no longer than the fastest ball travels in one exposure, and holding no other
-        candidate (``others``: a touching ball makes the blob elongated too)."""
+        elongated, convex, no longer than the fastest ball travels in one exposure, holding no other candidate
+        (``others``: a touching ball makes the blob elongated too), and of one colour end to end."""
         r = self.radius_low
         max_len = 2 * r + self.config.max_smear_mm * self._ppm_low
         half = int(np.ceil(max_len / 2 + 3))
@@ -519,7 +526,25 @@ class BallDetector:
         if hull_area > 0 and area / hull_area < 0.9:
             return None  # waists: touching balls, not a smear
         ys, xs = np.nonzero(sub)
-        return ys + by + y0, xs + bx + x0
+        ys, xs = ys + by + y0, xs + bx + x0
+        if self._two_colours(colour, ys, xs, cov):
+            return None
+        return ys, xs
+
+    def _two_colours(self, colour: np.ndarray, ys: np.ndarray, xs: np.ndarray, cov: np.ndarray) -> bool:
+        """Whether a blob's two ends differ in colour: two balls touching (sinuca seed 218: the pink rolling
+        onto the black, one blob for nine frames, read as one ball's smear between them, the black's label on
+        it). A smear is one ball swept along its path: its two ends are alike (each the ball over the cloth
+        for part of the exposure)."""
+        _, vecs = np.linalg.eigh(cov)
+        along = (xs - xs.mean()) * vecs[0, 1] + (ys - ys.mean()) * vecs[1, 1]
+        third = (along.max() - along.min()) / 3.0
+        lo, hi = along < along.min() + third, along > along.max() - third
+        if not lo.any() or not hi.any():
+            return False
+        px = colour[ys, xs].astype(np.float32)
+        gap = np.abs(px[lo].mean(axis=0) - px[hi].mean(axis=0)).max()
+        return bool(gap > self.config.smear_end_levels)
 
     def _smear_centre(self, frame: np.ndarray, background: BackgroundModel,
                       blob: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, float]:
