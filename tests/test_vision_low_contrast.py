@@ -41,3 +41,14 @@ def test_the_green_on_green_cloth_is_found_within_two_millimetres(seed):
     assert nearest["green"] < 2.0, nearest["green"]
     assert max(nearest.values()) < 2.0, {b: round(float(g), 1) for b, g in nearest.items() if g >= 2.0}
     assert (gap.min(axis=0) < detector.table.ball_radius).all()  # no detection away from a ball
+
+
+@pytest.mark.parametrize("seed", [101, 123])
+def test_the_green_stays_out_of_an_empty_table_model_made_from_a_frame_with_it_on_the_table(seed):
+    """The replay learns the empty table from its first frames, balls and all (``FrameDetector``). The green, 13
+    grey levels off the cloth, is under every cut that paints the balls out, and it stayed in the model whole: it
+    was never seen at rest, never placed, and the ball it later kissed read as touched (seeds 101 and 123)."""
+    detector, _, frame, balls = _still_and_empty(seed)
+    model = detector.background_without_empty_table(frame, rounds=3, around_candidates=False)
+    det = detector.detect(frame, 0.0, model)
+    assert np.linalg.norm(det.xy - balls["green"], axis=1).min() < 2.0

@@ -202,8 +202,13 @@ class BallDetector:
             # shaded half: painted in part, the rest of it stayed in the model, and its fit was pulled a few mm
             # off (38 mm when it rested there again). Every ball found against the model is painted out whole.
             found = self.detect(frame, 0.0, model)
+            # ... and so is every ball found against the rough estimate: one nearly the cloth's colour that no cut
+            # reached at all stayed in the model whole and was never seen at rest (sinuca seed 123: the green, by
+            # a red, first seen when it ran, so never placed, and the red it kissed read as touched).
+            rough_found = self.detect(frame, 0.0, BackgroundModel(rough, self.scale))
             discs = np.zeros_like(painted)
-            for (x, y), r in zip(found.px, found.radius_px):
+            for (x, y), r in zip(np.concatenate([found.px, rough_found.px]),
+                                 np.concatenate([found.radius_px, rough_found.radius_px])):
                 cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(1.3 * r)), 1, -1)
             full_outlines = cv2.resize(outlines, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
             discs[y0:y0 + full_outlines.shape[0], x0:x0 + full_outlines.shape[1]] &= full_outlines
