@@ -51,6 +51,7 @@ class TrackerConfig:
     # ferrule or tip resting by the cue ball, read as the cue, less)
     covered_score: float = 0.62  # a resting ball read this unsurely (a third of its edge unseen: under a cue) ...
     covered_mm: float = 1.5  # ... this far from where it rests, but within half a radius of it, is not seen there
+    covered_hidden_frames: int = 15  # a ball hidden at rest this long is not found a radius off by so unsure a blob
 
 
 class BallTracker:
@@ -262,9 +263,10 @@ class BallTracker:
         """(B, N): a ball hidden at rest for a few frames is not found again more than a radius from where it
         rested by a blob the detector is unsure of (a covered ball's score): that is something else, the end of a
         cue's butt on the cushion. (Sinuca seed 179: a red hidden under the butt took its end 140 mm away, score
-        0.43, for one frame; seen there and then back in its place, it read as touched.) A ball struck or kissed
-        is seen in the frame it sets off in, and its smear or its whole disc scores well."""
-        hidden_resting = (speed < self.c.resting_mm_s) & (self.unseen >= 3)
+        0.43, for one frame; seen there and then back in its place, it read as touched.) Not one hidden only a
+        few frames: a ball kissed as the kissing ball's blob merges with it is unseen for those, and a weak one
+        (snooker's green) then scores little as it runs (sinuca seed 138: hidden 3 frames, refused for 9)."""
+        hidden_resting = (speed < self.c.resting_mm_s) & (self.unseen >= self.c.covered_hidden_frames)
         far = np.nan_to_num(dist, nan=0.0) > 0.5 * self.diameter
         weak = det.score < self.c.covered_score
         return hidden_resting[:, None] & far & weak[None, :]
