@@ -101,6 +101,7 @@ class FrameDetector:
         self._hist = np.zeros((0, self.rest_mean_frames, 4))  # px and xy of those measurements, latest last
         self._hist_n = np.zeros(0, int)  # how many of them are real (the latest ones)
         self.drift_t = 4.0  # a trend this many standard errors strong is a ball creeping, not noise
+        self.still_of_mean_px = 0.5  # a noisy ball this near the mean of its measurements since it moved is still
         # A dict here gathers the CPU seconds of each stage of every frame detected (the speed benchmark's
         # breakdown): change (the change map and the plan), foreground, candidates, smears, fit, to_table (the
         # detector's own), identity, background (the slow update of the empty table).
@@ -228,13 +229,23 @@ class FrameDetector:
 
     def _measured(self, det: Detections, last: Detections | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For detections measured afresh: the frames since each last moved (one more than the detection of the
-        frame before within 0.3 px of it had, else none), and its measurements since then with this one added."""
+        frame before within 0.3 px of it had, else none), and its measurements since then with this one added.
+
+        A ball read with more noise than that (the sinuca green, a ball by a cushion's shadow: 0.3-0.5 px from
+        frame to frame) stayed too if it is within ``still_of_mean_px`` of the mean of its measurements since it
+        last moved: else it never counted as still, was looked at again in every frame for ever (four or five of
+        a snooker table's 22 balls), and its fit was most of a quiet frame's work."""
         n, m = len(det), self.rest_mean_frames
         still, hist, count = np.zeros(n, int), np.zeros((n, m, 4)), np.ones(n, int)
         if last is not None and len(last) and n:
             gap = _distances(det.px, last.px)
             j = gap.argmin(axis=1)
             stayed = gap[np.arange(n), j] < 0.3
+            n_prev = self._hist_n[j]
+            made = np.arange(m)[None, :] >= m - n_prev[:, None]  # (n, m): the measurements each one holds
+            mean_px = (made[:, :, None] * self._hist[j, :, :2]).sum(axis=1) / np.maximum(n_prev, 1)[:, None]
+            near_mean = np.hypot(*(det.px - mean_px).T) < self.still_of_mean_px
+            stayed |= near_mean & (gap[np.arange(n), j] < 2 * self.still_of_mean_px)
             still = np.where(stayed, self._still[j] + 1, 0)
             hist[stayed, :-1] = self._hist[j[stayed], 1:]
             count[stayed] = np.minimum(self._hist_n[j[stayed]] + 1, m)
