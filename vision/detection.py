@@ -169,7 +169,7 @@ class BallDetector:
         k = 2 * int(3 * self.radius_low) + 1
         rough = cv2.resize(cv2.medianBlur(small, k), (frame.shape[1], frame.shape[0]),
                            interpolation=cv2.INTER_LINEAR)
-        model = BackgroundModel(rough, self.scale)
+        rough_model = model = BackgroundModel(rough, self.scale)
         lw, lh = self._low_size
         y0, x0 = self.window[0].start, self.window[1].start
         grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * int(0.5 * self.radius_low) + 1,) * 2)
@@ -205,7 +205,7 @@ class BallDetector:
             # ... and so is every ball found against the rough estimate: one nearly the cloth's colour that no cut
             # reached at all stayed in the model whole and was never seen at rest (sinuca seed 123: the green, by
             # a red, first seen when it ran, so never placed, and the red it kissed read as touched).
-            rough_found = self.detect(frame, 0.0, BackgroundModel(rough, self.scale))
+            rough_found = self.detect(frame, 0.0, rough_model)
             discs = np.zeros_like(painted)
             for (x, y), r in zip(np.concatenate([found.px, rough_found.px]),
                                  np.concatenate([found.radius_px, rough_found.radius_px])):

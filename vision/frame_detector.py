@@ -48,6 +48,11 @@ def _median_frame(frames: Sequence[np.ndarray], band: int = 64) -> np.ndarray:
     return out
 
 
+def _made(m: int, n: np.ndarray) -> np.ndarray:
+    """(len(n), m) bool: which of a detection's ``m`` measurement slots hold a measurement (the latest ``n``)."""
+    return np.arange(m)[None, :] >= m - np.asarray(n)[:, None]
+
+
 class FrameDetector:
     def __init__(self, camera: CameraModel, table: TableSpec, discipline: str, still_frames: Sequence[np.ndarray],
                  options: Mapping[str, str] | None = None, background_rate: float = 0.02,
@@ -233,7 +238,7 @@ class FrameDetector:
 
         A ball read with more noise than that (the sinuca green, a ball by a cushion's shadow: 0.3-0.5 px from
         frame to frame) stayed too if it is within ``still_of_mean_px`` of the mean of its measurements since it
-        last moved: else it never counted as still, was looked at again in every frame for ever (four or five of
+        last moved (and within twice that of the last one): else it never counted as still, was looked at again in every frame for ever (four or five of
         a snooker table's 22 balls), and its fit was most of a quiet frame's work."""
         n, m = len(det), self.rest_mean_frames
         still, hist, count = np.zeros(n, int), np.zeros((n, m, 4)), np.ones(n, int)
@@ -242,7 +247,7 @@ class FrameDetector:
             j = gap.argmin(axis=1)
             stayed = gap[np.arange(n), j] < 0.3
             n_prev = self._hist_n[j]
-            made = np.arange(m)[None, :] >= m - n_prev[:, None]  # (n, m): the measurements each one holds
+            made = _made(m, n_prev)
             mean_px = (made[:, :, None] * self._hist[j, :, :2]).sum(axis=1) / np.maximum(n_prev, 1)[:, None]
             near_mean = np.hypot(*(det.px - mean_px).T) < self.still_of_mean_px
             stayed |= near_mean & (gap[np.arange(n), j] < 2 * self.still_of_mean_px)
@@ -263,7 +268,7 @@ class FrameDetector:
             return det
         m, n = self.rest_mean_frames, self._hist_n[settle][:, None]
         hist = self._hist[settle]  # (S, m, 4): px then xy
-        w = (np.arange(m)[None, :] >= m - n).astype(float)  # (S, m): the measurements made (the latest n)
+        w = _made(m, n[:, 0]).astype(float)  # (S, m)
         k = np.arange(m, dtype=float)[None, :]
         k_mean = (w * k).sum(axis=1, keepdims=True) / n
         dk = w * (k - k_mean)  # (S, m), zero where no measurement
