@@ -38,7 +38,8 @@ def test_live_loop_at_real_time_gives_the_replays_verdicts(tmp_path: Path) -> No
 
 @pytest.mark.skipif(not (CLIP.parent / "ball_off_the_table.mp4").is_file(), reason="fixture clip missing")
 def test_the_live_run_serves_its_board_to_phones(tmp_path: Path) -> None:
-    """arbitro run --web: the page's state follows the match (read while the run goes on)."""
+    """arbitro run --web: the page's event stream follows the match to its last board, the verdict judged as the
+    recording ends included (the app sends it to the open pages before it closes)."""
     import socket
     import threading
     import time
@@ -52,24 +53,26 @@ def test_the_live_run_serves_its_board_to_phones(tmp_path: Path) -> None:
         [sys.executable, "-m", "device", "run", "--camera", f"file:{CLIP}.mp4", "--calib", calib,
          "--discipline", "three_cushion", "--players", "Ana,Rui", "--store", str(tmp_path / "m.db"),
          "--web", f"127.0.0.1:{port}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    states = []
+    states: list[dict] = []
 
-    def poll() -> None:
+    def follow() -> None:
         deadline = time.monotonic() + 60
         while proc.poll() is None and time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=2) as r:
-                    states.append(json.loads(r.read()))
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=30) as stream:
+                    for line in stream:  # until the run closes the stream
+                        if line.startswith(b"data: "):
+                            states.append(json.loads(line[len(b"data: "):]))
+                return
             except OSError:
-                pass
-            time.sleep(0.1)
+                time.sleep(0.05)  # not listening yet
 
-    t = threading.Thread(target=poll)
+    t = threading.Thread(target=follow)
     t.start()
     out, err = proc.communicate(timeout=120)
     t.join()
     assert proc.returncode == 0, err
     final = json.loads(out.splitlines()[-1])["match"]
     assert states, "the page was never served"
-    # The last board the page served is the match the run ended with: the foul of the clip included.
+    # The last board the page got is the match the run ended with: the foul of the clip included.
     assert states[-1]["summary"] == final and states[-1]["verdict"]["foul"]["code"] == "off_table"

@@ -228,6 +228,26 @@ def read_event(resp) -> dict:
             return data
 
 
+def test_a_board_published_as_the_app_closes_reaches_the_open_pages(table) -> None:
+    """The verdict judged as a recording ends is published and the app closed at once: the open streams still
+    send it before they end."""
+    app, live, _, base, _ = table
+    conn, resp = _sse_lines(base)
+    read_event(resp)
+    live.append(shots(live, 1)[0])
+    # Both under the stream's condition, so its thread cannot wake between them: it sees the new board and the
+    # app closed together.
+    with app._changed:
+        app.publish(live.last_verdict.to_dict(), live.summary())
+        app.close()
+    events = []
+    while (line := resp.fp.readline().decode()):  # the stream ends once the last board is out
+        if line.startswith("data: "):
+            events.append(json.loads(line[6:]))
+    conn.close()
+    assert [e["seq"] for e in events] == [live.seq]
+
+
 def test_sse_update_within_200_ms_of_publish(table) -> None:
     app, live, _, base, _ = table
     conn, resp = _sse_lines(base)

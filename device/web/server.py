@@ -53,6 +53,7 @@ CSRF_HEADER = "X-CSRF-Token"
 MAX_BODY = 16 * 1024  # a control record is a few hundred bytes
 MAX_SSE_CLIENTS = 32  # each holds a thread; a Pi has no use for more phones than that
 KEEPALIVE_S = 15.0  # an SSE comment this often, so dead phones are noticed and proxies keep the stream
+CLOSE_DRAIN_S = 2.0  # how long closing waits for the open pages to get the last board
 
 # path -> (file in device/web/static, content type): the only files the server ever reads for a request.
 STATIC: Mapping[str, tuple[str, str]] = {
@@ -207,10 +208,11 @@ class WebApp:
             return self._state
 
     def wait_change(self, seen: int, timeout: float) -> dict[str, Any] | None:
-        """The state once its version differs from ``seen``; None on timeout or when the app closes."""
+        """The state once its version differs from ``seen``; None on timeout, or when the app has closed and the
+        caller has the last state (a board published just before closing still reaches the open pages)."""
         with self._changed:
             self._changed.wait_for(lambda: self._version != seen or self._closed, timeout)
-            return None if self._closed or self._version == seen else self._state
+            return None if self._version == seen else self._state
 
     def diagram_png(self) -> bytes | None:
         """The last shot's diagram as PNG, drawn once per log position (drawing costs tens of ms on the Pi)."""
@@ -291,6 +293,9 @@ class WebApp:
         with self._changed:
             self._closed = True
             self._changed.notify_all()
+            # The open pages' streams send the last board and end: wait (briefly) for them, or a verdict judged
+            # at the end of a recording would die with the process unseen.
+            self._changed.wait_for(lambda: self._sse_clients == 0, CLOSE_DRAIN_S)
         if self.wizard is not None:
             self.wizard.close()
         if self._server is not None:
@@ -309,6 +314,7 @@ class WebApp:
     def _sse_leave(self) -> None:
         with self._changed:
             self._sse_clients -= 1
+            self._changed.notify_all()
 
 
 class _BadRequest(Exception):
