@@ -52,28 +52,3 @@ def test_the_green_stays_out_of_an_empty_table_model_made_from_a_frame_with_it_o
     model = detector.background_without_empty_table(frame, rounds=3, around_candidates=False)
     det = detector.detect(frame, 0.0, model)
     assert np.linalg.norm(det.xy - balls["green"], axis=1).min() < 2.0
-
-
-@pytest.mark.parametrize("seed, ball", [(104, "10"), (105, "14")])
-def test_a_striped_ball_whose_band_reads_as_cloth_is_placed_by_its_rim(seed, ball):
-    """Bilhar's blue and green on its blue cloth: on the shaded side the band (the 10's navy, the 14's green) is
-    read as cloth by the shadow-tolerant mask, the white rest of the ball is a smaller circle of its own, and the
-    free fit took it: 8.6 mm (the 10, seed 104) and 6.5 mm (the 14, seed 105) off, a radius 0.80-0.84 of the
-    table's. With the radius held, its rim places it (no shot: the still layout, the balls as the simulator
-    lays them out)."""
-    from dataclasses import replace
-
-    from sim.render import Renderer
-    from sim.scenario import random_scenario
-
-    sc = replace(random_scenario("bilhar", seed, camera={"sensor": "pi_gs", "size": [1456, 1088]}), shots=(),
-                 tail_s=0.05)
-    table, camera = sc.table_spec(), sc.camera_model()
-    frame, _ = Renderer(table, "bilhar", camera, sc.simulate(), sc.render_effects(), seed=seed).render(0.0)
-    detector = BallDetector(camera, table)
-    det = detector.detect(frame, 0.0, detector.background_without_empty_table(frame))
-    layout = {b: np.array(p[:2]) for b, p in sc.start_layout().items()}
-    nearest = {b: float(np.linalg.norm(det.xy - p, axis=1).min()) for b, p in layout.items()}
-    assert nearest[ball] < 1.5, nearest[ball]
-    # The others no worse (seed 105's 5, 2.8 mm off its place with or without the held circle, is another story).
-    assert max(nearest.values()) < 3.0, {b: round(g, 1) for b, g in nearest.items() if g >= 3.0}

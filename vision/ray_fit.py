@@ -251,49 +251,6 @@ _LEVEL_INNER = 0.6  # the part of a ball (in expected radii) whose median differ
 _LEVEL_FILL = 0.9  # a ball whose inside differs by less than this share of the saturation gets a gain ...
 _MAX_GAIN = 4.0  # ... of at most this: the green's 13 grey levels fill the mask, the cloth's noise (2-4) does not
 _WEAK_SIGMA = 1.0  # px: the smoothing of a weak ball's difference before its gain
-_SHORT_RADIUS = 0.93  # a free fit this much smaller than the batch's (its ratio) saw part of the ball as cloth
-_PAIR_STEPS = np.arange(N_RAYS // 8, N_RAYS // 3 + 1, 2)  # rays apart, of the pairs a held circle is tried on
-
-
-def _held_circle(r_edge: np.ndarray, found: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Of the found edges (K,): those on the circle of ``radius`` that the most of them lie on, none far outside
-    it (the rays to fit its centre by), and those on it or inside it (the rays that saw the ball: its score's).
-
-    For a ball whose free fit came out short: a striped or dark ball nearly the cloth's colour in part (bilhar's
-    blue and green on blue cloth, a band on its shaded side) has its edge found at the inner boundary of that part,
-    and the rest of the ball, read as cloth, is a smaller circle of its own that the free fit took (4-9 mm off).
-    The true edge is the arc of the known radius that the other edges lie inside of. Each pair of edge points
-    (``_PAIR_STEPS`` rays apart) gives the two centres at ``radius`` from both; each is scored by the edges within
-    a pixel of its circle less twice those well outside it (a ball has nothing of itself outside its rim)."""
-    k = np.nonzero(found)[0]
-    if len(k) < 5:
-        return found, found
-    pts = np.stack([_COS64[k] * r_edge[k], _SIN64[k] * r_edge[k]], axis=1)  # (n, 2) from the rays' origin
-    # Not every pair (5 ms a ball): those 45 to 120 degrees apart, which place a centre best.
-    slot = np.full(N_RAYS, -1)
-    slot[k] = np.arange(len(k))
-    i = np.repeat(np.arange(len(k)), len(_PAIR_STEPS))
-    j = slot[(k[:, None] + _PAIR_STEPS[None, :]).ravel() % N_RAYS]
-    i, j = i[j >= 0], j[j >= 0]
-    mid, chord = 0.5 * (pts[i] + pts[j]), pts[j] - pts[i]
-    half = 0.5 * np.hypot(chord[:, 0], chord[:, 1])
-    ok = (half > 0.2 * radius) & (half < radius)  # nearby points place a centre badly; farther than 2R none
-    if not ok.any():
-        return found, found
-    mid, chord, half = mid[ok], chord[ok], half[ok]
-    normal = np.stack([-chord[:, 1], chord[:, 0]], axis=1) / (2 * half[:, None])
-    off = np.sqrt(radius ** 2 - half ** 2)[:, None]
-    cands = np.concatenate([mid + off * normal, mid - off * normal])  # (C, 2)
-    dx, dy = pts[None, :, 0] - cands[:, 0, None], pts[None, :, 1] - cands[:, 1, None]
-    d2 = dx * dx + dy * dy  # (C, n), squared: no root for the thresholds
-    on_rim = (d2 > (radius - 1.0) ** 2) & (d2 < (radius + 1.0) ** 2)
-    score = on_rim.sum(axis=1) - 2 * (d2 > (radius + 1.5) ** 2).sum(axis=1)
-    best = cands[int(np.argmax(score))]
-    d_best = np.hypot(*(pts - best).T)
-    on, within = np.zeros_like(found), np.zeros_like(found)
-    on[k[np.abs(d_best - radius) < 1.0]] = True
-    within[k[d_best < radius + 1.0]] = True
-    return on, within
 
 
 def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, centres: np.ndarray,
@@ -323,7 +280,6 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
     ratios: list[float] = []
     if radius_ratio is not None and len(radius_ratio) != iterations:
         raise ValueError(f"radius_ratio needs one value per iteration ({iterations}), got {len(radius_ratio)}")
-    short = np.zeros(n, bool)
     for it in range(iterations):
         local = c - origins
         r_edge, found = edge_radii(masks, local, radii)
@@ -341,17 +297,10 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
         else:
             ratio = _median(free[balanced, 0] / radii[balanced]) if balanced.any() else 0.97
         ratios.append(float(ratio))
-        # (Once short, a ball stays so: from the held circle's centre its band side finds no edge at all, and the
-        # ball is no longer balanced either.)
-        short |= balanced & (free[:, 0] < _SHORT_RADIUS * ratio * radii)
-        balanced &= ~short
         sol = np.where(balanced[:, None], free, _solve_fixed(a, b, radii * ratio))
         # One pass of outlier rejection: edges more than a pixel off the fit (a neighbour's shadow, a chalk mark).
         pred = sol @ _BASIS.T
         keep = found & (np.abs(r_edge - pred) < 1.0)
-        saw = {}
-        for i in np.nonzero(short)[0]:  # one or two balls a frame, if any
-            keep[i], saw[i] = _held_circle(r_edge[i], found[i], float(radii[i] * ratio))
         w = keep.astype(np.float64)
         a, b = _normal_equations(r_edge, w)
         sol = np.where(balanced[:, None], _solve_free(a, b), _solve_fixed(a, b, radii * ratio))
@@ -363,6 +312,4 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
         radius = np.where(ok, sol[:, 0], radii)
         elong = np.where(ok & balanced, 2.0 * np.hypot(sol[:, 3], sol[:, 4]), 0.0)
         found = keep
-        for i, rays in saw.items():
-            found[i] = rays
     return RayFit(c, radius, elong, found, angles, tuple(ratios))
