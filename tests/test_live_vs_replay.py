@@ -20,9 +20,9 @@ CLIP = ROOT / "fixtures" / "clips" / "ball_off_the_table"
 
 def _whole_clip_queue(folder: Path) -> str:
     """A device configuration whose frame queue holds the whole clip (109 frames). With the default four, a
-    machine loaded by the other test worker falls behind while the detector learns the table (1.2 s at the clip's
-    0.3 s, seen in CI) and drops the frames of the shot: the loop then says so (a ``dropped_behind`` gap), which
-    is its job but not what these tests compare."""
+    machine loaded by the other test worker falls behind while the detector learns the table and drops the
+    frames of the shot (CI: 0 verdicts; with two busy loops beside it here, a 1.2 s ``dropped_behind`` gap from
+    the clip's 0.3 s): the loop says so, which is its job, but not what these tests compare."""
     path = folder / "device.toml"
     path.write_text("[queues]\nframes = 128\n")
     return str(path)
@@ -62,7 +62,8 @@ def test_the_live_run_serves_its_board_to_phones(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "device", "run", "--camera", f"file:{CLIP}.mp4", "--calib", calib,
          "--discipline", "three_cushion", "--players", "Ana,Rui", "--store", str(tmp_path / "m.db"),
-         "--web", f"127.0.0.1:{port}", "--config", _whole_clip_queue(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+         "--web", f"127.0.0.1:{port}", "--config", _whole_clip_queue(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     states: list[dict] = []
 
     def follow() -> None:

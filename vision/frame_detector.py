@@ -238,8 +238,9 @@ class FrameDetector:
 
         A ball read with more noise than that (the sinuca green, a ball by a cushion's shadow: 0.3-0.5 px from
         frame to frame) stayed too if it is within ``still_of_mean_px`` of the mean of its measurements since it
-        last moved (and within twice that of the last one): else it never counted as still, was looked at again in every frame for ever (four or five of
-        a snooker table's 22 balls), and its fit was most of a quiet frame's work."""
+        last moved (and within twice that of the last one): else it never counted as still, was looked at again
+        in every frame for ever (four or five of a snooker table's 22 balls), and its fit was most of a quiet
+        frame's work."""
         n, m = len(det), self.rest_mean_frames
         still, hist, count = np.zeros(n, int), np.zeros((n, m, 4)), np.ones(n, int)
         if last is not None and len(last) and n:

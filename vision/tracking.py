@@ -260,12 +260,12 @@ class BallTracker:
         return list(assigned.items())
 
     def _weak_jump(self, det: Detections, dist: np.ndarray, speed: np.ndarray) -> np.ndarray:
-        """(B, N): a ball hidden at rest for ``covered_hidden_frames`` or more is not found again more than a
-        radius from where it rested by a blob the detector is unsure of (a covered ball's score): that is something else, the end of a
-        cue's butt on the cushion. (Sinuca seed 179: a red hidden under the butt took its end 140 mm away, score
-        0.43, for one frame; seen there and then back in its place, it read as touched.) Not one hidden only a
-        few frames: a ball kissed as the kissing ball's blob merges with it is unseen for those, and a weak one
-        (snooker's green) then scores little as it runs (sinuca seed 138: hidden 3 frames, refused for 9)."""
+        """(B, N): a ball hidden at rest for ``covered_hidden_frames`` or more is not found again more than a radius
+        from where it rested by a blob the detector is unsure of (a covered ball's score): that is something else, the
+        end of a cue's butt on the cushion. (Sinuca seed 179: a red hidden under the butt took its end 140 mm away,
+        score 0.43, for one frame; seen there and then back in its place, it read as touched.) Not one hidden only a few
+        frames: a ball kissed as the kissing ball's blob merges with it is unseen for those, and a weak one (snooker's
+        green) then scores little as it runs (sinuca seed 138: hidden 3 frames, refused for 9)."""
         hidden_resting = (speed < self.c.resting_mm_s) & (self.unseen >= self.c.covered_hidden_frames)
         far = np.nan_to_num(dist, nan=0.0) > 0.5 * self.diameter
         weak = det.score < self.c.covered_score
