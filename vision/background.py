@@ -19,6 +19,8 @@ from typing import Sequence
 import cv2
 import numpy as np
 
+from .arrays import shrink
+
 
 @dataclass(frozen=True)
 class DifferenceParams:
@@ -128,12 +130,7 @@ class BackgroundModel:
     def _prepare(self) -> None:
         full = np.clip(self._acc, 0, 255).astype(np.uint8)
         self._full: ColourReference | None = None
-        if self.scale > 1:
-            h, w = full.shape[:2]
-            low = cv2.resize(full, (w // self.scale, h // self.scale), interpolation=cv2.INTER_AREA)
-        else:
-            low = full
-        self.low = ColourReference(low)
+        self.low = ColourReference(shrink(full, self.scale))
 
     @property
     def full(self) -> ColourReference:

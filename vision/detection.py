@@ -33,7 +33,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from rules.tables import TableSpec
-from vision.arrays import clamp
+from vision.arrays import clamp, shrink
 from vision.background import BackgroundModel, DifferenceParams, soft_difference
 from vision.ball_geometry import BallGeometry
 from vision.detections import Detections
@@ -221,8 +221,7 @@ class BallDetector:
     def low_res(self, frame: np.ndarray) -> np.ndarray:
         """The search window of ``frame`` at the reduced resolution (lh, lw, 3): area-averaged, so that noise
         averages out and a ball keeps its outline."""
-        lw, lh = self._low_size
-        return cv2.resize(frame[self.window], (lw, lh), interpolation=cv2.INTER_AREA)
+        return shrink(frame[self.window], self.scale)
 
     @property
     def low_size(self) -> tuple[int, int]:

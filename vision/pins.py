@@ -22,6 +22,7 @@ import numpy as np
 from calibration.camera import CameraModel
 from rules.balls import CHAPO_PINS
 from rules.tables import TableSpec, chapo_pin_spots
+from vision.arrays import shrink
 from vision.background import BackgroundModel, DifferenceParams, soft_difference
 from vision.detections import Detections, PinObservation
 
@@ -253,7 +254,7 @@ class FramePins:
     def observe(self, image: np.ndarray, t: float, balls: Detections) -> PinObservation:
         win = self.pins.window
         crop = image[win]
-        small = cv2.resize(crop, (crop.shape[1] // 4, crop.shape[0] // 4), interpolation=cv2.INTER_AREA)
+        small = shrink(crop, 4)
         self._since += 1
         if (self._last is not None and self._since < self.refresh_every and self.pins.settled
                 and float(cv2.absdiff(small, self._looked_at).max()) < self.change_level):
