@@ -8,7 +8,10 @@ another) is a placement, not a shot: the resting points are updated and nothing 
 at rest and reappears elsewhere (lifted and put back) just moves its resting point.
 
 Frames lost while a shot is open (``gap``) mark that shot ``confidence: 0`` with a note: it is not refereed, never
-guessed.
+guessed. Frames lost at rest are remembered until every resting ball has been seen again: a ball first seen off its
+resting point means a shot was played (or balls moved by hand) in the gap, unseen, and the shot that then opens is
+marked the same way, its start not seen (nor taken for a placement); every ball back where it was, the gap is
+forgotten and nothing comes of it.
 
 A strike while the balls of the last one still roll (``find_events`` with the discipline's ``strikers``) opens the
 next shot there: the window is cut at each later strike, each piece its own record, the later ones emitted one
@@ -68,7 +71,12 @@ class ShotSegmenter:
         self.open: list[_Frame] | None = None
         self.still_since: float | None = None
         self.moving_frames = np.zeros(len(balls), dtype=int)
+        # Frames lost (t0, t1) while the open shot was played; at rest, those lost since the balls were last all
+        # seen on their resting points, until they are (``gap``).
         self.lost: list[tuple[float, float]] = []
+        self._unchecked = np.zeros(len(balls), dtype=bool)  # after a gap at rest: resting balls not seen since
+        self._displaced = np.zeros(len(balls), dtype=bool)  # ... and those first seen off their resting point
+        self._pins_before: dict[str, tuple[float, float]] = {}  # Chapó: the pins standing before such a gap
         self.placements = 0
         self._queued: deque[Callable[[], Shot]] = deque()  # later pieces of a window cut at a strike while rolling
 
@@ -97,11 +105,20 @@ class ShotSegmenter:
         for frame in frames.values():
             frame.xy[[i, j]] = frame.xy[[j, i]]
         self.moving_frames[[i, j]] = self.moving_frames[[j, i]]
+        for flags in (self._unchecked, self._displaced):
+            flags[[i, j]] = flags[[j, i]]
 
     def gap(self, t0: float, t1: float) -> None:
-        """Frames between t0 and t1 were lost (a camera hiccup)."""
+        """Frames between t0 and t1 were lost (a camera hiccup, the processor behind). While a shot is open, it is
+        marked as played partly unseen. At rest the gap is held until every ball resting on the table has been
+        seen again (``_at_rest``): nothing is known to have moved yet."""
         if self.open is not None:
             self.lost.append((t0, t1))
+            return
+        resting = ~np.isnan(self.rest[:, 0])
+        if resting.any():  # (before the first frame there are no resting points to have left)
+            self.lost.append((t0, t1))
+            self._unchecked = resting
 
     def flush(self) -> Shot | None:
         """The source ended: close an open shot, as settled if every ball has been still for the settle time
@@ -128,10 +145,26 @@ class ShotSegmenter:
         # Slow creep of a resting point (light change, a ball settling) is followed, not mistaken for a shot.
         creep = seen & ~moved
         self.rest[creep] = 0.9 * self.rest[creep] + 0.1 * frame.xy[creep]
+        if self.lost:  # frames were lost at rest: is each ball, seen again, where it was?
+            self._displaced = (self._displaced | (self._unchecked & moved)) & ~creep
+            self._unchecked &= ~seen
+            if not self._unchecked.any() and not self._displaced.any():
+                self.lost = []  # every ball back where it was: nothing came of the gap
         if np.any(self.moving_frames >= 2):
-            self.open = list(self.history) + [frame]
+            unseen_start = bool(self.lost) and bool(self._displaced.any())
+            # A shot played in the gap: the frames before it show the balls where they rested (``rest`` keeps that)
+            # and joined to the ones after it would make up a motion across the gap; the window starts after it.
+            after = self.lost[-1][1] if unseen_start else -np.inf
+            kept = list(self.history)
+            # (Chapó: the pins standing before the gap start the shot; a window's first frame can only say which
+            # stand after it.)
+            self._pins_before = _standing([f for f in kept if f.t < after], len(kept)) if unseen_start else {}
+            self.open = [f for f in kept if f.t >= after] + [frame]
             self.still_since = None
-            self.lost = []
+            if not unseen_start:
+                self.lost = []
+            self._unchecked[:] = False
+            self._displaced[:] = False
             self.history.clear()
             return None
         self.history.append(frame)
@@ -207,13 +240,20 @@ class ShotSegmenter:
         self.history.clear()
         self.history.extend(frames[-self.c.preroll_frames:])
         lost, self.lost = self.lost, []
-        if self._is_placement(paths, found.events):
+        before = [g for g in lost if g[1] <= t[0]]  # lost at rest: the shot was played in them (``gap``)
+        during = [g for g in lost if g[1] > t[0]]
+        pins_before, self._pins_before = self._pins_before, {}
+        t_first = min(t[0], before[0][0]) if before else t[0]  # the shot began in the first of those gaps
+        if not before and self._is_placement(paths, found.events):
             self.placements += 1
             return None
         notes = list(found.notes)
         confidence = 1.0 if not found.hidden else 0.8
-        if lost:
-            notes.append("frames lost during the shot: " + ", ".join(f"{a:.3f}-{b:.3f} s" for a, b in lost))
+        if before:  # no placement either: what happened unseen is for the referee to confirm
+            notes.append("frames lost " + _spans(before) + ": the shot's start was not seen")
+            confidence = 0.0
+        if during:
+            notes.append("frames lost during the shot: " + _spans(during))
             confidence = 0.0
         if forced:
             notes.append(f"closed after {self.c.max_shot_s:.0f} s without the balls coming to rest")
@@ -238,8 +278,11 @@ class ShotSegmenter:
             moving = found.moving_at_strike if first else found.moving_at.get(lo, ())
             in_piece = (t >= lo) & (t <= hi) if not first else t <= hi
             pins_start = _standing(frames, 0 if first else int(np.searchsorted(t, lo)) - 1)
+            if first and pins_before:
+                pins_start = pins_before
             pins_end = _standing(frames, len(frames) - 1 if last else int(np.searchsorted(t, hi)) - 1)
-            pieces.append(dict(pins_start=pins_start, pins_end=pins_end,t_start=float(min(t[0], piece_events[0].t if piece_events else t[0])) if first
+            pieces.append(dict(pins_start=pins_start, pins_end=pins_end,
+                               t_start=float(min(t_first, piece_events[0].t if piece_events else t_first)) if first
                                else float(lo), t_end=float(t[-1]) if last else float(hi),
                                start=at_lo, end=at_hi, events=piece_events, gone_before=gone_before,
                                gone=gone_by_end, moving=moving, frames=in_piece))
@@ -339,6 +382,10 @@ def _positions_at(t: np.ndarray, xy: np.ndarray, at: float) -> np.ndarray:
             if len(seen):
                 out[b] = xy[b, seen[-1]]
     return out
+
+
+def _spans(gaps: list[tuple[float, float]]) -> str:
+    return ", ".join(f"{a:.3f}-{b:.3f} s" for a, b in gaps)
 
 
 def _pt(p: np.ndarray) -> tuple[float, float]:
