@@ -73,6 +73,7 @@ class BallTracker:
         self.last_frame_t: float | None = None
         self._resting_blobs: list[tuple[np.ndarray, int]] = []  # unassigned blobs that keep still: (point, frames)
         self._members_for: tuple[str, ...] | None = None  # the classes _members was made for
+        self._identity_for: tuple[str, ...] | None = None  # ... and _identity
         self._members = np.zeros((0, n))
         for ball, p in (initial or {}).items():
             self.pos[balls.index(ball)] = p
@@ -299,13 +300,23 @@ class BallTracker:
 
     def _identity_cost(self, det: Detections) -> np.ndarray:
         """(B, N): identity surprise in mm; zero where the detector gives no opinion on a ball."""
-        cost = np.zeros((len(self.balls), len(det)))
         if not det.classes:
-            return cost
-        kind = {ball: [det.classes.index(m) for m in g if m in det.classes] for g in self.groups for ball in g}
-        for b, ball in enumerate(self.balls):
-            if ball in det.classes:
-                cols = kind.get(ball) or [det.classes.index(ball)]
-                p = det.class_probs[:, cols].sum(axis=1)
-                cost[b] = -np.log(clamp(p, 1e-4, 1.0)) * self.c.identity_mm
-        return cost
+            return np.zeros((len(self.balls), len(det)))
+        members, known = self._identity_members(det.classes)
+        p = det.class_probs @ members  # (N, B): each blob's probability of being each ball's kind
+        return np.where(known[:, None], -np.log(clamp(p.T, 1e-4, 1.0)) * self.c.identity_mm, 0.0)
+
+    def _identity_members(self, classes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(K, B) 0/1, class k counts for ball b in the identity cost (the classes of its group, for a ball told
+        apart by continuity only, else its own), and (B,) whether the detector has a class for the ball at all.
+        Made once for a set of classes: built ball by ball every frame, it was a fifth of a snooker frame's
+        tracking."""
+        if self._identity_for != classes:
+            m = np.zeros((len(classes), len(self.balls)))
+            for b, ball in enumerate(self.balls):
+                if ball in classes:
+                    group = next((g for g in self.groups if ball in g), (ball,))
+                    m[[classes.index(x) for x in group if x in classes], b] = 1.0
+            self._identity_for = classes
+            self._identity = (m, np.array([ball in classes for ball in self.balls]))
+        return self._identity
