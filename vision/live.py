@@ -3,6 +3,12 @@
 The loop hands over frames as they come; the first few still frames teach the detector the empty table (with the
 balls on it painted out), and from then on every frame goes through detection, tracking and segmentation. The
 match is only asked whose turn it is, so each shot names the ball the side to play must strike.
+
+Building the detector takes a second or more (more on a Pi), and the loop drops the frames that arrive meanwhile:
+they reach the pipeline as a gap from the last warm-up frame to the next frame processed. The warm-up frames are
+then the pipeline's first (as in the replay): the tracker places the balls (it takes a few still frames to) and
+the segmenter knows where they rested before the gap, so a shot played (or a ball moved) during it comes out
+marked, for the referee to confirm, instead of unseen.
 """
 
 from __future__ import annotations
@@ -80,7 +86,7 @@ class LiveVision:
         self.calibration = calibration
         self.match = match  # a device.store.LiveMatch or a rules.match.Match: anything with .match or .cue_ball
         self.warmup_frames = warmup_frames
-        self._warm: list[np.ndarray] = []
+        self._warm: list[_Frame] = []
         self.pipeline: VisionPipeline | None = None
 
     def _cue_ball(self) -> str:
@@ -89,19 +95,31 @@ class LiveVision:
 
     def process(self, frame: _Frame) -> list[Shot]:
         if self.pipeline is None:
-            self._warm.append(frame.image)
-            if len(self._warm) >= self.warmup_frames:
-                self._start()
-            return []
-        shot = self.pipeline.process(frame.image, frame.t)
+            self._warm.append(frame)
+            if len(self._warm) < self.warmup_frames:
+                return []
+            self._start()
+            # The warm-up frames go through the pipeline too, each let go once done with (5 MB at 1456x1088):
+            # where the balls rest before the frames dropped while the detector was built (a gap from the last
+            # one's time), so a move in that gap is seen as one.
+            warm, self._warm = self._warm, []
+            out: list[Shot] = []
+            while warm:
+                f = warm.pop(0)
+                out += self._process(f)
+            return out
+        return self._process(frame)
+
+    def _process(self, frame: _Frame) -> list[Shot]:
+        shot = self.pipeline.process(frame.image, frame.t)  # type: ignore[union-attr]
         return [] if shot is None else [shot]
 
     def _start(self) -> None:
         m = getattr(self.match, "match", self.match)
         referee = m.referee
         options = dict(getattr(referee, "options", {}) or {})
-        detector = FrameDetector(self.calibration.camera, self.calibration.table, referee.discipline, self._warm,
-                                 options)
+        detector = FrameDetector(self.calibration.camera, self.calibration.table, referee.discipline,
+                                 [f.image for f in self._warm], options)
         balls = balls_for(referee.discipline, options)
         self.pipeline = VisionPipeline(detector, balls, self.calibration.table, cue_ball=self._cue_ball,
                                        lookalikes=lookalikes_for(referee.discipline),
@@ -109,7 +127,6 @@ class LiveVision:
                                        groups=groups_for(referee.discipline, balls),
                                        pins=pins_for(referee.discipline, self.calibration.camera,
                                                      self.calibration.table, detector))
-        self._warm = []
 
     def on_gap(self, gap: _Gap) -> list[Shot]:
         if self.pipeline is not None:
