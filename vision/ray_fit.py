@@ -12,6 +12,7 @@ Everything is batched over the balls of a frame: one gather, a few array operati
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import cv2
@@ -52,6 +53,9 @@ _ANGLES = np.linspace(0.0, 2 * np.pi, N_RAYS, endpoint=False)
 _COS64, _SIN64 = np.cos(_ANGLES), np.sin(_ANGLES)
 _S = np.linspace(_INNER, _OUTER, _SAMPLES)
 _LO, _HI = int(np.searchsorted(_S, _EDGE_LO)), int(np.searchsorted(_S, _EDGE_HI))
+# The samples edge_radii reads: an edge at sample j (from _LO - 1, below _HI) and the _BELOW_RUN after it; the rest
+# of each ray was sampled for nothing (a third of the samples).
+_BAND = slice(max(_LO - 1, 0), min(_HI + _BELOW_RUN, _SAMPLES))
 _OFFS = np.arange(-2.0, 2.01, 0.25)
 # The least-squares basis of rho(theta) = r + dx cos + dy sin + a cos 2 theta + b sin 2 theta, and its per-ray outer
 # products: the normal equations of every ball are then one matrix product with the ray weights.
@@ -100,10 +104,31 @@ def _bilinear(stacked: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     s = stacked.shape[1]
     m = len(x)
     shape = x.shape
-    xc = (np.rint(clamp(x.reshape(m, -1), 0.0, s - 1.001) * _GRID) / _GRID).astype(np.float32)
-    yc = (np.rint(clamp(y.reshape(m, -1), 0.0, s - 1.001) * _GRID) / _GRID
-          + (np.arange(m) * s)[:, None]).astype(np.float32)
-    return cv2.remap(stacked, xc, yc, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    return cv2.remap(stacked, _on_grid(x.reshape(m, -1), s), _on_grid(y.reshape(m, -1), s, s),
+                     cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+
+
+def _bilinear_pair(first: np.ndarray, second: np.ndarray, x: np.ndarray, y: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``_bilinear`` of two stacks of the same shape at the same points, the coordinates made once."""
+    s = first.shape[1]
+    m = len(x)
+    xg, yg = _on_grid(x.reshape(m, -1), s), _on_grid(y.reshape(m, -1), s, s)
+    return tuple(cv2.remap(st, xg, yg, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(x.shape)
+                 for st in (first, second))
+
+
+def _on_grid(v: np.ndarray, s: int, row_step: int = 0) -> np.ndarray:
+    """Window coordinates (M, L) held inside a window of side ``s``, rounded to 1/``_GRID`` px, plus ``row_step``
+    times each row's index; float32. In place on one temporary: this runs on every sample of every fit."""
+    t = np.maximum(v, 0.0)
+    np.minimum(t, s - 1.001, out=t)
+    t *= _GRID
+    np.rint(t, out=t)
+    t /= _GRID
+    if row_step:
+        t += (np.arange(len(t)) * row_step)[:, None]
+    return t.astype(np.float32)
 
 
 def _pick(a: np.ndarray, j: np.ndarray) -> np.ndarray:
@@ -115,26 +140,26 @@ def _pick(a: np.ndarray, j: np.ndarray) -> np.ndarray:
 def edge_radii(masks: np.ndarray, local_centres: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Edge distance (N, K) along each ray and whether it was found (N, K); ``masks`` (N, S, S) float32."""
     n, size, _ = masks.shape
+    # Only the samples an edge can be read from: the band's and the run of low ones after it (_BAND).
+    s = _S[_BAND]
     # Coordinates in float64, as remap's 1/32 px grid would round float32 sums either way.
-    rho = radii[:, None] * _S[None, :]  # (N, J)
+    rho = radii[:, None] * s[None, :]  # (N, J)
     cx = local_centres[:, 0, None, None] + _COS64[None, :, None] * rho[:, None, :]
     cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho[:, None, :]
-    prof = _bilinear(masks.reshape(n * size, size), cx, cy).astype(np.float64)  # (N, K, J)
+    prof = _bilinear(masks.reshape(n * size, size), cx, cy)  # (N, K, J) float32
     below = prof < 0.5
-    m = _SAMPLES - _BELOW_RUN
+    m = len(s) - _BELOW_RUN
     edge = ~below[..., :m]  # sample j high, samples j+1 .. j+RUN low
     for k in range(1, _BELOW_RUN + 1):
         edge &= below[..., k:k + m]
-    edge[..., :max(_LO - 1, 0)] = False
-    edge[..., _HI:] = False
     # The outermost qualifying transition: an inner dip (a dark patch on a black ball) is not the edge.
     j = m - 1 - np.argmax(edge[..., ::-1], axis=-1)
     found = edge.any(axis=-1)
-    p0 = _pick(prof, j)
-    p1 = _pick(prof, j + 1)
+    p0 = _pick(prof, j).astype(np.float64)
+    p1 = _pick(prof, j + 1).astype(np.float64)
     frac = clamp((p0 - 0.5) / np.maximum(p0 - p1, 1e-6), 0.0, 1.0)
     step = radii * (_S[1] - _S[0])
-    r_edge = radii[:, None] * _S[j] + frac * step[:, None]
+    r_edge = radii[:, None] * s[j] + frac * step[:, None]
     return r_edge, found
 
 
@@ -156,7 +181,7 @@ def refine_edges(tolerant: np.ndarray, plain: np.ndarray, local_centres: np.ndar
     rho = r_edge[..., None] + _OFFS  # (N, K, M)
     cx = local_centres[:, 0, None, None] + _COS64[None, :, None] * rho
     cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho
-    q = np.concatenate([_bilinear(tolerant, cx, cy), _bilinear(plain, cx, cy)]).astype(np.float64)
+    q = np.concatenate(_bilinear_pair(tolerant, plain, cx, cy)).astype(np.float64)
     slope = q[..., 2:] - q[..., :-2]  # (2N, K, M - 2) central differences at offs[1:-1]
     j = clamp(np.argmin(slope, axis=-1), 1, slope.shape[-1] - 2)
     s0, s1, s2 = _pick(slope, j - 1), _pick(slope, j), _pick(slope, j + 1)
@@ -178,6 +203,17 @@ def _median(v: np.ndarray) -> float:
     v = np.sort(v)
     m = len(v) // 2
     return float(v[m]) if len(v) % 2 else 0.5 * float(v[m - 1] + v[m])
+
+
+def _row_medians(v: np.ndarray) -> np.ndarray:
+    """np.median(v, axis=1) of a (N, P) array, by one partition: np.median's generic path cost five times as much
+    on the few balls of a frame."""
+    p = v.shape[1]
+    mid = p // 2
+    if p % 2:
+        return np.partition(v, mid, axis=1)[:, mid]
+    part = np.partition(v, (mid - 1, mid), axis=1)
+    return (part[:, mid - 1] + part[:, mid]) / 2
 
 
 def _normal_equations(r_edge: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -221,10 +257,8 @@ def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarr
     A weak ball's mask is made of the shade-invariant difference (``vision.background``): the shadow-tolerant one
     of a ball near the cloth's colour fades on its shaded half, and the fit came out 4-5 px towards the light."""
     n, size, _ = masks.shape
-    half = size // 2
-    yy, xx = np.mgrid[-half:half + 1, -half:half + 1]
-    inner = np.hypot(xx, yy) < _LEVEL_INNER * float(radii.min())  # the windows are centred on the first guesses
-    level = np.median(tolerant[:, inner], axis=1)
+    inner = _from_centre(size // 2) < _LEVEL_INNER * float(radii.min())  # the windows are centred on the guesses
+    level = _row_medians(tolerant[:, inner])
     gain = clamp(_LEVEL_FILL * params.saturation / np.maximum(level, 1e-3), 1.0, _MAX_GAIN)
     weak = np.nonzero(gain > 1.0)[0]
     if len(weak):
@@ -245,6 +279,13 @@ def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarr
                                  _MAX_GAIN))
             masks[i] = np.minimum(calm * (gain_i / params.saturation), 1.0)
     return masks
+
+
+@functools.lru_cache(maxsize=8)
+def _from_centre(half: int) -> np.ndarray:
+    """(2 half + 1, 2 half + 1) each pixel's distance from the window's centre (made once a window size)."""
+    yy, xx = np.mgrid[-half:half + 1, -half:half + 1]
+    return np.hypot(xx, yy)
 
 
 _LEVEL_INNER = 0.6  # the part of a ball (in expected radii) whose median difference is its contrast
