@@ -243,6 +243,8 @@ class ShotSegmenter:
         before = [g for g in lost if g[1] <= t[0]]  # lost at rest: the shot was played in them (``gap``)
         during = [g for g in lost if g[1] > t[0]]
         pins_before, self._pins_before = self._pins_before, {}
+        if before and not gone and _same_places(start_rest, end, self.c.start_mm):
+            return None  # a ball read off its place for a frame or two after the gap: they all rest where they did
         t_first = min(t[0], before[0][0]) if before else t[0]  # the shot began in the first of those gaps
         if not before and self._is_placement(paths, found.events):
             self.placements += 1
@@ -382,6 +384,12 @@ def _positions_at(t: np.ndarray, xy: np.ndarray, at: float) -> np.ndarray:
             if len(seen):
                 out[b] = xy[b, seen[-1]]
     return out
+
+
+def _same_places(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
+    """Every ball at both (B, 2) within ``tol`` mm, or off the table (NaN) at both."""
+    off_a, off_b = np.isnan(a[:, 0]), np.isnan(b[:, 0])
+    return bool(np.array_equal(off_a, off_b) and np.all(np.linalg.norm(a[~off_a] - b[~off_b], axis=1) <= tol))
 
 
 def _spans(gaps: list[tuple[float, float]]) -> str:
