@@ -149,3 +149,32 @@ def test_the_pins_are_looked_at_again_only_when_their_window_changes(setup):
     for t in range(6, 16):
         watched.observe(frame, float(t), balls.detect(frame, float(t), background))
     assert pins.looks == 3  # the refresh, ten frames after the last look
+
+
+def test_a_ball_rolling_through_the_pin_window_clear_of_the_pins_is_not_a_reason_to_look(setup):
+    """The pins are looked at again only where a change could alter what the look reads: round the standing
+    pins' outlines and a fallen pin's place. A ball rolling through the pin cross's window 150 mm from every spot
+    leaves them as they were; one reaching a pin's outline, or moving by a pin lying down, is looked at."""
+    balls, background = setup
+    pins = _CountingPins(CAM, CHAPO)
+    watched = FramePins(pins, lambda: background, refresh_every=1000)
+    king = np.array(SPOTS["king"])
+    standing = [PinSpec(SPOTS[p]) for p in CHAPO_PINS if p != "lat_right"]
+    lying_at = (SPOTS["lat_right"][0] + 60.0, SPOTS["lat_right"][1])
+    pins_now = standing + [PinSpec(lying_at, down_direction=(1.0, 0.0))]
+    # Diagonally between the cross's arms: far from every standing spot and from the pin lying to the right.
+    clear = [king + np.array([-150.0, 150.0]) + np.array([step, 0.0]) for step in (0.0, 30.0, 60.0)]
+    for t, xy in enumerate(clear):
+        frame = _frame(pins_now, [BallSpec(tuple(xy), WHITE)])
+        obs = watched.observe(frame, float(t), balls.detect(frame, float(t), background))
+        assert set(obs.down) == {"lat_right"}
+    assert pins.looks == 1
+    # By the pin lying down: looked at.
+    frame = _frame(pins_now, [BallSpec((lying_at[0], lying_at[1] + 80.0), WHITE)])
+    watched.observe(frame, 3.0, balls.detect(frame, 3.0, background))
+    assert pins.looks == 2
+    # Over a standing pin's outline: looked at.
+    top = SPOTS["lat_top"]
+    frame = _frame(pins_now, [BallSpec((top[0], top[1] + CHAPO.ball_radius + 10.0), WHITE)])
+    watched.observe(frame, 4.0, balls.detect(frame, 4.0, background))
+    assert pins.looks == 3
