@@ -112,7 +112,11 @@ class BackgroundModel:
     def __init__(self, image: np.ndarray, scale: int = 1) -> None:
         if image.ndim != 3 or image.shape[2] != 3:
             raise ValueError(f"background must be an (h, w, 3) BGR image, got {image.shape}")
-        self._acc = image.astype(np.float32)
+        # The estimate as 8-bit, and its float accumulator only once ``update`` first blends a frame in: the models
+        # made on the way to an empty table are never updated, and a float copy is 19 MB at 1456 x 1088 (three or
+        # four of them alive at once were most of the start-up's peak memory).
+        self._image = np.ascontiguousarray(image, dtype=np.uint8)
+        self._acc: np.ndarray | None = None
         self.scale = int(scale)
         self._prepare()
 
@@ -128,9 +132,8 @@ class BackgroundModel:
         return cls(np.median(stack, axis=0).astype(np.uint8) if len(frames) > 1 else stack[0], scale)
 
     def _prepare(self) -> None:
-        full = np.clip(self._acc, 0, 255).astype(np.uint8)
         self._full: ColourReference | None = None
-        self.low = ColourReference(shrink(full, self.scale))
+        self.low = ColourReference(shrink(self._image, self.scale))
 
     @property
     def full(self) -> ColourReference:
@@ -138,13 +141,18 @@ class BackgroundModel:
         (``BallDetector.background_without_empty_table``) are only searched at the reduced resolution, and each
         full one is 40 MB at 1456 x 1088."""
         if self._full is None:
-            self._full = ColourReference(np.clip(self._acc, 0, 255).astype(np.uint8))
+            self._full = ColourReference(self._image)
         return self._full
+
+    def drop_full(self) -> None:
+        """Let the full-resolution reference go (it is made again when next asked for): for a model that is done
+        with, while the caller still holds it."""
+        self._full = None
 
     @property
     def image(self) -> np.ndarray:
         """The current empty-table estimate (uint8 BGR, full resolution)."""
-        return np.clip(self._acc, 0, 255).astype(np.uint8)
+        return self._image.copy()
 
     # --- keeping it current -----------------------------------------------------------------------------------
 
@@ -157,7 +165,10 @@ class BackgroundModel:
         mask = None
         if keep_out is not None:
             mask = (~np.asarray(keep_out, dtype=bool)).astype(np.uint8)
+        if self._acc is None:
+            self._acc = self._image.astype(np.float32)
         cv2.accumulateWeighted(frame.astype(np.float32), self._acc, rate, mask)
+        self._image = np.clip(self._acc, 0, 255).astype(np.uint8)
         self._prepare()
 
     def fill_balls(self, frame: np.ndarray, centres_px: np.ndarray, radii_px: np.ndarray,
@@ -168,5 +179,6 @@ class BackgroundModel:
         for (x, y), r in zip(np.asarray(centres_px).reshape(-1, 2), np.asarray(radii_px).reshape(-1)):
             cv2.circle(mask, (int(round(x * 16)), int(round(y * 16))), int(round(r * grow * 16)), 255, -1,
                        lineType=cv2.LINE_8, shift=4)
-        self._acc = cv2.inpaint(frame, mask, 5, cv2.INPAINT_TELEA).astype(np.float32)
+        self._image = cv2.inpaint(frame, mask, 5, cv2.INPAINT_TELEA)
+        self._acc = None
         self._prepare()

@@ -202,10 +202,12 @@ class BallDetector:
             # shaded half: painted in part, the rest of it stayed in the model, and its fit was pulled a few mm
             # off (38 mm when it rested there again). Every ball found against the model is painted out whole.
             found = self.detect(frame, 0.0, model)
+            model.drop_full()  # (30 MB: made again if this model is the one kept; start-up's peak memory)
             # ... and so is every ball found against the rough estimate: one nearly the cloth's colour that no cut
             # reached at all stayed in the model whole and was never seen at rest (sinuca seed 123: the green, by
             # a red, first seen when it ran, so never placed, and the red it kissed read as touched).
             rough_found = self.detect(frame, 0.0, rough_model)
+            del rough_model, rough
             discs = np.zeros_like(painted)
             for (x, y), r in zip(np.concatenate([found.px, rough_found.px]),
                                  np.concatenate([found.radius_px, rough_found.radius_px])):
