@@ -58,6 +58,54 @@ def test_a_ball_that_moves_is_found_where_it_went_and_the_others_stay():
     assert np.hypot(*(white - [470.0, 760.0])) < 1.5
 
 
+def test_a_ball_just_come_to_rest_is_measured_again_where_it_lies_without_a_search():
+    """A ball that moved a moment ago is measured in every frame for ``recheck_moving_frames`` frames, changed or
+    not; where nothing changed it is fitted from where it was, with no search of a rectangle round it (the mask,
+    its candidates, smears: as much again as the fit). It comes to rest between two balls that never moved (kept
+    from the frames before, not fitted with it): its rays towards those are not counted against it."""
+    r = CAROM.ball_radius
+    red, spot = BallSpec((900.0, 2000.0), RED), BallSpec((900.0 - 4 * r - 1.0, 2000.0), WHITE)
+    fd = _detector([BallSpec((700.0, 1500.0), WHITE), red, spot])
+    touching = (900.0 - 2 * r - 0.5, 2000.0)  # between the two, touching both
+    fd.detect(_frame([BallSpec(touching, WHITE), red, spot], seed=40), 1 / 60)
+    fd.detect(_frame([BallSpec(touching, WHITE), red, spot], seed=41), 2 / 60)  # looked at once more as it stopped
+    searched = []
+    search = fd.balls.foreground
+    fd.balls.foreground = lambda *a, **k: searched.append(1) or search(*a, **k)
+    readings = []
+    for k in range(3, 13):
+        det = fd.detect(_frame([BallSpec(touching, WHITE), red, spot], seed=40 + k), k / 60)
+        assert len(det) == 3
+        white = int(np.argmin(np.hypot(*(det.xy - touching).T)))
+        readings.append(det.xy[white])
+        assert np.hypot(*(det.xy[white] - touching)) < 1.0
+        assert det.score[white] >= fd.sure_score, f"frame {k}: score {det.score[white]:.2f}"
+    assert searched == []
+    # Measured afresh in each frame (its own noise), not held.
+    assert len({tuple(np.round(x, 4)) for x in readings}) == len(readings)
+
+
+def test_a_ball_measured_from_a_guess_scores_as_in_the_whole_frame_beside_balls_not_fitted_with_it():
+    """A ball's score is the share of its rays that found its edge, those towards a touching ball not counted.
+    Fitted alone from a guess, the balls touching it are not in the batch: given as ``neighbours``, its score is
+    the whole frame's; without them, the rays towards them count against it."""
+    r = CAROM.ball_radius
+    touching = (900.0 - 2 * r - 0.5, 2000.0)
+    balls = [BallSpec(touching, WHITE), BallSpec((900.0, 2000.0), RED), BallSpec((900.0 - 4 * r - 1.0, 2000.0), WHITE)]
+    fd = _detector(balls)
+    frame = _frame(balls, seed=5)
+    whole = fd.balls.detect(frame, 0.0, fd.background)
+    i = int(np.argmin(np.hypot(*(whole.xy - touching).T)))
+    others = np.delete(whole.px, i, axis=0)
+    alone = fd.balls.detect(frame, 0.0, fd.background, rects=[], guesses=whole.px[i:i + 1], min_score=0.0)
+    beside = fd.balls.detect(frame, 0.0, fd.background, rects=[], guesses=whole.px[i:i + 1], neighbours=others,
+                             min_score=0.0)
+    assert len(alone) == len(beside) == 1
+    assert beside.score[0] == pytest.approx(whole.score[i])
+    assert alone.score[0] < beside.score[0]
+    assert np.hypot(*(beside.px[0] - whole.px[i])) < 0.1
+
+
 def test_a_ball_creeping_below_the_threshold_is_found_again_once_it_adds_up():
     """0.1 mm a frame changes nothing visible from one frame to the next, but the reference is not moved on
     where nothing was seen, so the drift adds up against it and the ball is looked at again."""

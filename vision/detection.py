@@ -310,7 +310,8 @@ class BallDetector:
         q = clamp(np.round(pts[:, None, :] + self._ring[None]).astype(int), 0, [w - 1, h - 1])
         return vals - resp[q[..., 1], q[..., 0]].mean(axis=1)
 
-    def _to_full(self, low_px: np.ndarray) -> np.ndarray:
+    def to_full(self, low_px: np.ndarray) -> np.ndarray:
+        """Reduced-resolution search-window pixels (N, 2) to full-resolution ones (``to_low``'s inverse)."""
         return (low_px + 0.5) * self.scale - 0.5 + self._origin
 
     def to_low(self, px: np.ndarray) -> np.ndarray:
@@ -323,11 +324,17 @@ class BallDetector:
 
     def detect(self, frame: np.ndarray, t: float, background: BackgroundModel, min_score: float | None = None,
                timings: dict[str, float] | None = None, rects: Sequence[Rect] | None = None,
-               small: np.ndarray | None = None) -> Detections:
+               small: np.ndarray | None = None, guesses: np.ndarray | None = None,
+               neighbours: np.ndarray | None = None) -> Detections:
         """Every ball in ``frame`` (uint8 BGR, the calibration's image size); with ``rects`` (y0, y1, x0, x1 at
         the reduced resolution, not overlapping), every ball whose centre lies in those parts of the search window
         (what ``vision.incremental`` asks for where the frame changed). ``small``: ``low_res(frame)`` if already
-        made. ``timings``, when given, gathers the seconds spent in each stage (for the benchmark)."""
+        made. ``timings``, when given, gathers the seconds spent in each stage (for the benchmark).
+
+        ``guesses``: full-resolution centres (N, 2) of balls to measure again where they are, fitted from there
+        with the candidates (no search for them: ``vision.frame_detector`` knows where a resting ball it looks at
+        again lies). ``neighbours``: centres (M, 2) of balls found before and not searched now, so that a ball's
+        rays towards one touching it are not counted against it (as those towards a ball of the batch are not)."""
         if frame.shape[:2] != (self.camera.image_size[1], self.camera.image_size[0]):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the camera model "
                              f"{self.camera.image_size[0]}x{self.camera.image_size[1]}")
@@ -357,15 +364,17 @@ class BallDetector:
             clock.lap("smears")
         resting_pts = np.concatenate(resting_low) if resting_low else np.zeros((0, 2))
         out_px, out_r, out_score, out_blur = [], [], [], []
-        if len(resting_pts):  # one batched fit for the whole frame: each call has a fixed cost
-            centres = self._to_full(resting_pts)
+        centres = self.to_full(resting_pts)
+        if guesses is not None and len(guesses):
+            centres = np.concatenate([centres, np.asarray(guesses, dtype=np.float64).reshape(-1, 2)])
+        if len(centres):  # one batched fit for the whole frame: each call has a fixed cost
             radii = self.geometry.radius_at(centres)
             # Searched in parts, the held radius ratio is the last whole frame's: the same fit as there.
             fit = fit_balls(frame, background.full, self.config.difference, centres, radii,
                             radius_ratio=None if rects is None else self._radius_ratio)
             if rects is None:
                 self._radius_ratio = fit.radius_ratio
-            score = self._ray_scores(fit, radii)
+            score = self._ray_scores(fit, radii, neighbours)
             fit_ok = np.abs(fit.radius / radii - 1.0) < 0.25
             score = np.where(fit_ok, score, score * 0.3)
             out_px.append(fit.centre)
@@ -578,12 +587,17 @@ class BallDetector:
         c = np.array([(w * gx).sum() / total + x0, (w * gy).sum() / total + y0])
         return c, float(self.geometry.radius_at(c[None])[0])
 
-    def _ray_scores(self, fit: RayFit, radii: np.ndarray) -> np.ndarray:
-        """Share of rays that found the edge, not counting those towards a touching neighbour."""
+    def _ray_scores(self, fit: RayFit, radii: np.ndarray, neighbours: np.ndarray | None = None) -> np.ndarray:
+        """Share of rays that found the edge, not counting those towards a touching neighbour: another ball of the
+        batch, or one of ``neighbours`` (M, 2) (balls not searched now; one within a radius is the ball itself)."""
         n = len(fit.centre)
         blocked = np.zeros((n, N_RAYS), bool)
-        if n > 1:
-            d = fit.centre[None, :, :] - fit.centre[:, None, :]  # (i, j, 2): i towards j
+        others = fit.centre
+        if neighbours is not None and len(neighbours):
+            far = _distances_min(np.asarray(neighbours, dtype=np.float64), fit.centre) >= radii.min()
+            others = np.concatenate([fit.centre, np.asarray(neighbours, dtype=np.float64)[far]])
+        if len(others) > 1:
+            d = others[None, :, :] - fit.centre[:, None, :]  # (i, j, 2): i towards j
             dist = np.hypot(d[..., 0], d[..., 1])
             ii, jj = np.nonzero((dist < 2.6 * radii[:, None]) & (dist > 0))
             if len(ii):
@@ -614,6 +628,13 @@ class BallDetector:
         for (x, y), r in zip(detections.px, detections.radius_px):
             cv2.circle(m, (int(round(x)), int(round(y))), int(np.ceil(r * grow)), 1, -1)
         return m
+
+
+def _distances_min(points: np.ndarray, to: np.ndarray) -> np.ndarray:
+    """Each of ``points`` (M, 2)'s distance to the nearest of ``to`` (N, 2); infinite when ``to`` is empty."""
+    if len(to) == 0:
+        return np.full(len(points), np.inf)
+    return np.hypot(points[:, None, 0] - to[None, :, 0], points[:, None, 1] - to[None, :, 1]).min(axis=1)
 
 
 __all__ = ["BallDetector", "DetectorConfig", "StageClock"]

@@ -195,11 +195,14 @@ class FrameDetector:
             self.balls.detect(image, t, self.background)  # raises the detector's own one-line error
         small = self.balls.low_res(image)
         last = self._last
-        again = (last.score < self.sure_score) | (self._still < self.recheck_moving_frames) if last is not None \
-            else None
-        doubtful = last.px[again] if last is not None else np.zeros((0, 2))
-        doubtful = np.concatenate([doubtful, self._lost]) if len(self._lost) else doubtful
-        plan = self.gate.plan(small, self.balls.to_low(doubtful) if len(doubtful) else None)
+        # Looked at again every frame, changed or not: the doubtful detections and the places of those lost a
+        # moment ago are searched for again (what is there may come and go), the sure balls that moved a moment
+        # ago are measured again where they are.
+        doubtful = last.score < self.sure_score if last is not None else np.zeros(0, bool)
+        recent = ~doubtful & (self._still < self.recheck_moving_frames) if last is not None else doubtful
+        search = np.concatenate([last.px[doubtful], self._lost]) if last is not None else self._lost
+        plan = self.gate.plan(small, self.balls.to_low(search) if len(search) else None,
+                              self.balls.to_low(last.px[recent]) if recent.any() else None)
         clock.lap("change")
         if plan.full or last is None:
             det = self.balls.detect(image, t, self.background, small=small, timings=self.timings)
@@ -208,12 +211,25 @@ class FrameDetector:
             clock.lap("identity")
             return (det, np.zeros(len(det), int)) + self._measured(det, last)
         stale = plan.is_changed(self.balls.to_low(last.px))
-        kept, kept_age, kept_still = last.subset(~stale), self._age[~stale], self._still[~stale] + 1
-        kept_hist, kept_n = self._hist[~stale], self._hist_n[~stale]
-        new = self.balls.detect(image, t, self.background, rects=plan.rects, small=small, timings=self.timings) \
-            if plan.rects else Detections.empty(t)
+        # A sure ball that moved a moment ago, where nothing changed now, is fitted afresh from where it was, not
+        # searched for: a rectangle's search (the mask, its candidates, smears, thin lines) cost as much again as
+        # the fit, for half the rectangles of a pool frame. (Not a doubtful one: a weak ball's fit (snooker's
+        # green) depends on where it starts, and started from the last one it lay a few mm further off at rest.)
+        remeasure = recent & ~stale
+        gone = stale | remeasure
+        kept, kept_age, kept_still = last.subset(~gone), self._age[~gone], self._still[~gone] + 1
+        kept_hist, kept_n = self._hist[~gone], self._hist_n[~gone]
+        # From the reduced-resolution pixel it lies in, as a search's candidate would start: started from its last
+        # fit, each fit's own error would carry into the next, and a weak ball (snooker's green) wandered off.
+        guesses = self.balls.to_full(np.round(self.balls.to_low(last.px[remeasure])))
+        new = self.balls.detect(image, t, self.background, rects=plan.rects, small=small, timings=self.timings,
+                                guesses=guesses, neighbours=kept.px) \
+            if plan.rects or len(guesses) else Detections.empty(t)
         clock.restart()
-        new = new.subset(plan.is_changed(self.balls.to_low(new.px)))
+        wanted = plan.is_changed(self.balls.to_low(new.px))
+        if len(guesses) and len(new):  # ... and what was fitted from those guesses stands wherever it lies
+            wanted |= _distances(new.px, guesses).min(axis=1) < 1.5 * new.radius_px
+        new = new.subset(wanted)
         if len(kept) and len(new):  # a ball on the edge of a changed region, found again: the new one stands
             gap = _distances(kept.px, new.px)
             far = gap.min(axis=1) > kept.radius_px

@@ -86,11 +86,14 @@ class ChangeGate:
         self._last_changed: np.ndarray | None = None
         self._since_full = 0
 
-    def plan(self, small: np.ndarray, recheck: np.ndarray | None = None) -> ChangePlan:
+    def plan(self, small: np.ndarray, recheck: np.ndarray | None = None,
+             remeasured: np.ndarray | None = None) -> ChangePlan:
         """Where to detect in the frame whose reduced-resolution window is ``small`` (``BallDetector.low_res``),
         and the reference brought up to date for it. ``recheck``: points (N, 2) at the reduced resolution to look
-        at again whether or not they changed (the doubtful detections: something marginal, like the white
-        ferrule of a cue sliding along its own line, changes nothing there yet comes and goes)."""
+        at again whether or not they changed (the places of doubtful detections lost a moment ago: something
+        marginal, like the white ferrule of a cue sliding along its own line, changes nothing there yet comes and
+        goes). ``remeasured``: points (N, 2) of balls the caller measures again where they are, changed or not:
+        no rectangle is searched for them, but the reference follows the frame there as where it changed."""
         w, h = self._size
         # Even sizes only: OpenCV's area resize by exactly 2 has a fast path (0.05 ms here, 1.2 ms otherwise).
         tiny = cv2.resize(small[:2 * h, :2 * w], self._size, interpolation=cv2.INTER_AREA)
@@ -104,17 +107,22 @@ class ChangeGate:
         changed = cv2.dilate(seen, self._grow) if cv2.countNonZero(seen) else seen
         look = cv2.bitwise_or(changed, self._last_changed)  # and once more where it just stopped changing
         self._last_changed = changed
-        if recheck is not None and len(recheck):
-            for x, y in change_cells(recheck, look.shape):  # a handful of points at most
-                cv2.circle(look, (int(x), int(y)), self._grow.shape[0] // 2, 1, -1)
+        self._mark(look, recheck)
+        followed = self._mark(look.copy(), remeasured) if remeasured is not None and len(remeasured) else look
         n_look = cv2.countNonZero(look)
-        if n_look == 0:
-            return ChangePlan(False, (), look.view(bool))
         if n_look > self._full_share * look.size:
             return self._full(tiny)
         # The reference follows the frame only where the detector looks again: elsewhere a slow drift adds up.
-        cv2.copyTo(tiny, look, self._reference)
-        return ChangePlan(False, self._rects(look), look.view(bool))
+        if n_look or followed is not look:
+            cv2.copyTo(tiny, followed, self._reference)
+        return ChangePlan(False, self._rects(look) if n_look else (), look.view(bool))
+
+    def _mark(self, look: np.ndarray, points: np.ndarray | None) -> np.ndarray:
+        """``look`` with a grown change's disc drawn round each of ``points`` (reduced resolution), in place."""
+        if points is not None and len(points):
+            for x, y in change_cells(points, look.shape):  # a handful of points at most
+                cv2.circle(look, (int(x), int(y)), self._grow.shape[0] // 2, 1, -1)
+        return look
 
     def _full(self, tiny: np.ndarray) -> ChangePlan:
         self._reference = tiny.copy()
