@@ -75,19 +75,13 @@ def _pipeline(calib, discipline: str, frames: list[np.ndarray], incremental: boo
 
 
 def _step(p: VisionPipeline, frame: np.ndarray, t: float, into: dict[str, list[float]]) -> None:
-    """One frame through the pipeline's three stages, each timed (what ``VisionPipeline.process`` does), and the
-    detector's own stages."""
+    """One frame through the pipeline (``VisionPipeline.process``, its stages timed by the process's CPU clock),
+    and the detector's own stages."""
     p.detector.timings = {}
-    t0 = time.process_time()
-    det = p.detector.detect(frame, t)
-    t1 = time.process_time()
-    pins = p.pins.observe(frame, t, det) if p.pins is not None else None
-    tp = time.process_time()
-    xy = p.tracker.update(det)
-    t2 = time.process_time()
-    p.segmenter.feed(t, xy, pins)
-    t3 = time.process_time()
-    for name, v in zip(STAGES, (t1 - t0, tp - t1, t2 - tp, t3 - t2, t3 - t0)):
+    p.clock = time.process_time
+    p.process(frame, t)
+    stages = [p.times.detect[-1], p.times.pins[-1], p.times.track[-1], p.times.segment[-1]]
+    for name, v in zip(STAGES, stages + [sum(stages)]):
         into[name].append(1e3 * v)
     for name in DETECTOR_STAGES:
         into[name].append(1e3 * p.detector.timings.get(name, 0.0))
