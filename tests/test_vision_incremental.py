@@ -85,6 +85,27 @@ def test_a_ball_just_come_to_rest_is_measured_again_where_it_lies_without_a_sear
     assert len({tuple(np.round(x, 4)) for x in readings}) == len(readings)
 
 
+def test_a_ball_at_rest_among_others_keeps_its_identity_between_reads():
+    """Identity is read afresh only every ``identity_every`` frames for a detection that continues one of the frame
+    before. A ball measured again where it lay (it moved a moment ago) between two others that touch it is that
+    same ball, however near they are: its class probabilities are carried, not read each frame."""
+    r = CAROM.ball_radius
+    touching = (900.0 - 2 * r - 0.5, 2000.0)
+    balls = [BallSpec(touching, WHITE), BallSpec((900.0, 2000.0), RED), BallSpec((900.0 - 4 * r - 1.0, 2000.0), WHITE)]
+    fd = _detector([BallSpec((700.0, 1500.0), WHITE)] + balls[1:])
+    fd.detect(_frame(balls, seed=60), 1 / 60)
+    fd.detect(_frame(balls, seed=61), 2 / 60)
+    reads = []
+    identify = fd.identity.identify
+    fd.identity.identify = lambda image, det: reads.append(len(det)) or identify(image, det)
+    frames = 2 * fd.identity_every
+    for k in range(frames):
+        det = fd.detect(_frame(balls, seed=62 + k), (3 + k) / 60)
+        white = int(np.argmin(np.hypot(*(det.xy - touching).T)))
+        assert det.classes[int(np.argmax(det.class_probs[white]))] in ("white", "spot")
+    assert sum(reads) <= len(balls) * frames // fd.identity_every  # each ball once in identity_every frames
+
+
 def test_a_ball_measured_from_a_guess_scores_as_in_the_whole_frame_beside_balls_not_fitted_with_it():
     """A ball's score is the share of its rays that found its edge, those towards a touching ball not counted.
     Fitted alone from a guess, the balls touching it are not in the batch: given as ``neighbours``, its score is

@@ -86,6 +86,7 @@ class FrameDetector:
         # classifier are a third of a frame's work). Read afresh at least every ``identity_every`` frames, and
         # whenever another ball is near (a contact, where the two could be taken for each other).
         self.identity_every = 8
+        self.same_place_px = 0.5  # ... and a detection this near one of the frame before is that ball, read or not
         self._age = np.zeros(0, int)  # frames since each detection of ``_last`` had its identity read
         # A ball that moved in the last ``recheck_moving_frames`` frames is looked at again every frame, changed
         # or not: a ball rolling slowly to rest (after a cushion, a kiss) changes the reduced picture by less than
@@ -301,8 +302,8 @@ class FrameDetector:
     def _identify_new(self, image: np.ndarray, new: Detections, last: Detections) -> tuple[Detections, np.ndarray]:
         """Class probabilities for the detections found afresh: carried over from the detection of the frame
         before that each plainly continues (the only one within 2.5 radii, that no other new detection is near
-        either, no other ball within 2 more radii, its identity read fewer than ``identity_every`` frames ago),
-        read from the image for the rest."""
+        either, no other ball within 2 more radii; or one within ``same_place_px``, a ball at rest measured again;
+        its identity read fewer than ``identity_every`` frames ago), read from the image for the rest."""
         n = len(new)
         probs = np.zeros((n, len(self.identity.classes)))
         age = np.zeros(n, int)
@@ -318,7 +319,10 @@ class FrameDetector:
                 alone = own.min(axis=1) > 4.5 * r
             else:
                 alone = np.ones(1, bool)
-            carry = ((gap[np.arange(n), j] < 2.5 * r) & (near_last == 1) & (near_new == 1) & alone
+            # ... or that lies where one of the frame before lay (a ball at rest measured again among others: no
+            # two balls are that close, so it is the same ball, its neighbours or not).
+            same_place = gap[np.arange(n), j] < self.same_place_px
+            carry = ((((gap[np.arange(n), j] < 2.5 * r) & (near_last == 1) & (near_new == 1) & alone) | same_place)
                      & (self._age[j] + 1 < self.identity_every))
             probs[carry] = last.class_probs[j[carry]]
             age[carry] = self._age[j[carry]] + 1
