@@ -105,3 +105,6 @@ class PinObservation:
     t: float
     standing: dict[str, tuple[float, float]]  # pin id -> cloth point of its base
     down: dict[str, tuple[float, float]]  # pin id -> cloth point of the fallen pin's centre
+    # The pins down whose place was not seen (no blob of their own: under a ball, against another pin): their
+    # place in ``down`` is their spot, a stand-in.
+    unplaced: frozenset[str] = frozenset()

@@ -13,7 +13,7 @@ only about 6 px wide at 1456 x 1088.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 import cv2
@@ -143,8 +143,8 @@ class PinDetector:
                 standing[pin] = self.spots[pin]
             else:
                 fallen.append(pin)
-        down = self._place_fallen(fg, covered_b, standing, fallen)
-        return PinObservation(t, standing, down)
+        down, unplaced = self._place_fallen(fg, covered_b, standing, fallen)
+        return PinObservation(t, standing, down, unplaced)
 
     @property
     def settled(self) -> bool:
@@ -187,9 +187,11 @@ class PinDetector:
         return "lying" if length > self._down_length[pin] else "clear"
 
     def _place_fallen(self, fg: np.ndarray, covered: np.ndarray, standing: Mapping[str, tuple[float, float]],
-                      fallen: list[str]) -> dict[str, tuple[float, float]]:
+                      fallen: list[str]) -> tuple[dict[str, tuple[float, float]], frozenset[str]]:
+        """Where each fallen pin lies (the blob nearest its spot), and those with no blob of their own (put on
+        their spot)."""
         if not fallen:
-            return {}
+            return {}, frozenset()
         free = (fg > 0.5) & ~covered & self._reach_mask.astype(bool)
         for pin in standing:
             free &= ~cv2.dilate(self._outlines[pin].astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
@@ -220,9 +222,10 @@ class PinDetector:
             out[p] = (float(blobs[j][0]), float(blobs[j][1]))
             used.add(j)
         # A fallen pin with no blob of its own (under a ball, two pins lying together) lies near its spot.
+        unplaced = frozenset(p for p in fallen if p not in out)
         for p in fallen:
             out.setdefault(p, self.spots[p])
-        return out
+        return out, unplaced
 
 
 def _labelled_pixels(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -280,7 +283,7 @@ class FramePins:
         self._since += 1
         if (self._last is not None and self._since < self.refresh_every and self.pins.settled
                 and self._unchanged(small)):
-            return PinObservation(t, dict(self._last.standing), dict(self._last.down))
+            return replace(self._last, t=t, standing=dict(self._last.standing), down=dict(self._last.down))
         self._last = self.pins.observe(image, t, self.background(), balls)
         self._looked_at, self._since = small, 0
         self._watch = self._watched(self._last, small.shape[:2])
