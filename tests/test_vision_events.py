@@ -767,6 +767,18 @@ def test_a_ball_nudged_a_few_mm_by_a_thin_kiss_was_met():
     assert not [e for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED) and e.ball == "12"]
 
 
+def test_a_ball_kissed_to_creep_3_mm_left_along_the_line_of_centres_read_where_it_rested_again():
+    """Bilhar seed 128 as the tracker saw it: the 3 at 54 mm/s kisses the resting 6, which creeps 3 mm off and
+    rests again (never 8 mm clear). The way it left was read to its farthest sighting, one misread frame 2 mm out
+    to the side: 12 degrees off the line of centres, the point 2R behind it 16 mm from the 3's path, and the 6
+    taken as struck. Read to where it rested again, it met the 3."""
+    paths, data = _recorded_paths("bilhar_kissed_6_crept_3_mm.npz")
+    ev = find_events(paths, POOL, strikers=("cue",)).events
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL]
+    assert [e.balls for e in kisses] == [("3", "6")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, ev
+    assert not [e for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED)], ev
+
+
 def test_a_resting_ball_nudged_a_few_mm_with_no_ball_near_does_not_set_off():
     """The 12's path of bilhar seed 124 (a few mm nudge, then rest again) with the 3 taken away and only a ball
     far off on the table: with no ball at it, a crawl that short is a reading sliding on a resting ball (a

@@ -245,7 +245,12 @@ class _Finder:
             clear = np.nonzero(off > self.c.start_clear_mm)[0]
             if len(clear):
                 break
-        p = ahead[clear[0]] if len(clear) else ahead[int(np.argmax(off))]
+        if len(clear):
+            p = ahead[clear[0]]
+        else:
+            # Never clear: it crept off and rested again within ``creep_s``. Where it came to rest, the median
+            # of its last ``rest_s`` of sightings, not its farthest one (a lone misread frame 1-2 mm out).
+            p = np.median(ahead[-max(int(np.ceil(self.c.rest_s / self.dt)), 1):], axis=0)
         return (p - rest) / max(float(np.linalg.norm(p - rest)), 1e-9)
 
     def _ran_into(self, b: int, t_on: float, other: str, t_contact: float) -> bool:
