@@ -92,14 +92,17 @@ class BallTracker:
             pairs = self._assign(det)
             pairs += self._put_back(det, pairs)
             covered = self._covered(det, pairs)
-            for b, d in pairs:
-                if b in covered:
-                    continue
+            taken = [(b, d) for b, d in pairs if b not in covered]
+            if taken:
+                b, d = (np.array(v, dtype=int) for v in zip(*taken))
                 p = det.xy[d]
-                if not np.isnan(self.last_t[b]) and det.t > self.last_t[b]:
-                    v_new = (p - self.pos[b]) / (det.t - self.last_t[b])
-                    a = self.c.velocity_smoothing
-                    self.vel[b] = a * v_new + (1 - a) * self.vel[b] if self.unseen[b] == 0 else v_new
+                # The velocity from the last sighting, smoothed when the ball was seen in the frame before.
+                timed = ~np.isnan(self.last_t[b]) & (det.t > self.last_t[b])
+                dt = np.where(timed, det.t - np.nan_to_num(self.last_t[b]), 1.0)
+                v_new = (p - self.pos[b]) / dt[:, None]
+                a = self.c.velocity_smoothing
+                smoothed = np.where((self.unseen[b] == 0)[:, None], a * v_new + (1 - a) * self.vel[b], v_new)
+                self.vel[b] = np.where(timed[:, None], smoothed, self.vel[b])
                 self.pos[b] = p
                 self.last_t[b] = det.t
                 out[b] = p
