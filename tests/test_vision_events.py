@@ -779,6 +779,17 @@ def test_a_ball_kissed_to_creep_3_mm_left_along_the_line_of_centres_read_where_i
     assert not [e for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED)], ev
 
 
+def test_a_soft_kiss_read_setting_off_early_is_timed_where_the_kisser_comes_to_2r_of_the_resting_point():
+    """Sinuca seed 117 as the tracker saw it: the cue ball at 99 mm/s kisses a resting red, which sets off at
+    about 45 mm/s; their blobs merged, the red reads still for a frame after the kiss, then 2.3 mm off at once, and
+    the line through its first frames runs its start back 29 ms before the kiss. The contact is where the cue
+    ball's path comes to 2R of the red's resting point, not that onset."""
+    paths, data = _recorded_paths("sinuca_red_kissed_read_setting_off_early.npz")
+    ev = find_events(paths, SINUCA, strikers=("cue",)).events
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL]
+    assert [e.balls for e in kisses] == [("cue", "red13")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, ev
+
+
 def test_a_resting_ball_nudged_a_few_mm_with_no_ball_near_does_not_set_off():
     """The 12's path of bilhar seed 124 (a few mm nudge, then rest again) with the 3 taken away and only a ball
     far off on the table: with no ball at it, a crawl that short is a reading sliding on a resting ball (a
