@@ -330,8 +330,11 @@ class LiveLoop:
             why = self._suspect(record)
             if why is not None:
                 self.stats.unrefereed.append({"t_start": record.t_start, "t_end": record.t_end, "why": why})
-                record = dataclasses.replace(record, confidence=0.0,
-                                             notes=record.notes + (f"frames lost during the shot ({why})",))
+                # Vision marks a shot it saw only in part itself (confidence 0, the frames lost in its notes): a
+                # second note would say the same, and of a shot whose start was lost, wrongly "during".
+                if record.confidence > 0.0:
+                    record = dataclasses.replace(record, confidence=0.0,
+                                                 notes=record.notes + (f"frames lost during the shot ({why})",))
         try:
             with self.lock:
                 verdict = self.match.append(record)
