@@ -790,6 +790,21 @@ def test_a_soft_kiss_read_setting_off_early_is_timed_where_the_kisser_comes_to_2
     assert [e.balls for e in kisses] == [("cue", "red13")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, ev
 
 
+def test_a_slow_ball_stopping_dead_on_a_resting_one_that_barely_moves_kissed_it():
+    """Sinuca seed 116 as the tracker saw it (every ball, the whole clip; vision's red3 is the truth's red10): the
+    red at 34 mm/s kisses the resting yellow and stops dead at 2R from it; the yellow moves only 1.5 mm (to
+    19 mm/s). No kink (the red's change of velocity is under 80 mm/s) and no start (the yellow is never 4-8 mm
+    clear), yet the red stops far short of where rolling would carry it, right at 2R, and the yellow is read
+    displaced away from it."""
+    paths, data = _recorded_paths("sinuca_red_stopped_dead_on_the_yellow.npz")
+    ev = find_events(paths, SINUCA, strikers=("cue",)).events
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL and "yellow" in e.balls]
+    assert [set(e.balls) for e in kisses] == [{"red3", "yellow"}] and \
+        abs(kisses[0].t - float(data["t_kiss"])) < 0.015, ev
+    assert [(e.type, e.ball) for e in ev if e.type in (EventType.STRIKE, EventType.TOUCHED)] == \
+        [(EventType.STRIKE, "cue")], ev
+
+
 def test_a_resting_ball_nudged_a_few_mm_with_no_ball_near_does_not_set_off():
     """The 12's path of bilhar seed 124 (a few mm nudge, then rest again) with the 3 taken away and only a ball
     far off on the table: with no ball at it, a crawl that short is a reading sliding on a resting ball (a

@@ -4,7 +4,8 @@ A contact is never read off one frame's proximity. Geometry proposes it (two bal
 cushion nose) and the paths confirm it: the motion before and after must differ. The time comes from the fitted
 paths, not from the frame:
 - ball-ball: each ball's motion fitted on the frames before the contact and carried forward until the centres are
-  one diameter apart;
+  one diameter apart (a slow ball stopping dead at 2R of a resting one that it nudges a mm or two, too little
+  for a kink or a start: where its fits before and after meet);
 - cushion: the distance to the cushion line fitted going in and coming out; the two lines meet at the contact
   (no need to know how far the nose is from the centre at impact);
 - a ball setting off from rest: its distance from the resting point fitted over the first moving frames and
@@ -69,6 +70,13 @@ class EventConfig:
     passing_frames: int = 3
     slow_pass_mm_s: float = 300.0  # a passing ball slower than this: the contact it made is timed by the onset
     passing_late_s: float = 0.15  # ... or up to this long after it (a ball is read setting off early, never late)
+    # A slow ball kissing a resting one that barely moves (see ``dead_stops``): it comes within ``touch_mm`` of 2R
+    # of it (read positions: a mm or two of error), stops along the line of centres far short of where rolling
+    # resistance alone (about 0.01 g: ``roll_decel_mm_s2``) would carry it, and the resting ball is then read
+    # ``nudge_mm`` or more off its resting point, away from it.
+    touch_mm: float = 2.0
+    roll_decel_mm_s2: float = 100.0
+    nudge_mm: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,7 @@ class _Finder:
         for e in cushions:
             self._bounces.setdefault(self.p.index(e.ball), []).append(e.t)
         kisses = self.ball_ball()
+        kisses += self.dead_stops(kisses)
         cushions += self.jaws(cushions)
         contacts = kisses + _dedupe(cushions + self.pushed_into_cushions(kisses), self.dt)
         gone, hidden = self.vanished()
@@ -517,6 +526,115 @@ class _Finder:
                     not any(tc - 3.5 * self.dt <= st[0] <= tc for st in self._starts.get(y, ())):
                 return start, kinked
         return tc, kinked
+
+    def dead_stops(self, kisses: list[Event]) -> list[Event]:
+        """Kisses of a slow ball into a resting one that barely moves (a mm or two: sinuca seed 116, a red at
+        34 mm/s kissing the resting yellow, which creeps 1.5 mm): no kink (the kisser's change of velocity is
+        under the kink's 80 mm/s) and no start (the kissed ball never gets 4-8 mm clear). Met when all of these
+        hold at once: the moving ball's centre comes within ``touch_mm`` of 2R of the resting ball's; along their
+        line of centres it then gets less than half as far, and at least ``start_clear_mm`` / 2 short of, what
+        rolling resistance alone would let it roll (a ball at 30-60 mm/s rolls 5-18 mm on before it stops: it
+        stopped dead on the other); and the resting ball, still before, is read displaced away from it along
+        that line by ``nudge_mm`` or more (and twice its own noise), consistently over the frames that follow.
+        (Chapó seed 117 too: the mingo at 69 mm/s kissing the resting 2 off its line, to 20 mm/s.) Timed where
+        the mover's fits before and after meet."""
+        xy = _bridged(self.p.xy, self.c.bridge_frames)
+        n_rest = int(np.ceil(self.c.rest_s / self.dt))
+        k_fit = 2 * self.c.fit_frames  # a slow ball's frames are a mm apart: the fit needs more of them
+        d_ball = 2 * self.r
+        out: list[Event] = []
+        found = list(kisses)
+        for a in range(len(self.p.balls)):
+            for b in range(len(self.p.balls)):
+                if a == b:
+                    continue
+                gap = np.linalg.norm(xy[a] - xy[b], axis=1) - d_ball
+                near = gap <= self.c.touch_mm
+                entries = np.nonzero(near[1:] & ~near[:-1] & ~np.isnan(gap[:-1]))[0] + 1
+                for m0 in entries:
+                    e = self._dead_stop(a, b, int(m0), gap, n_rest, k_fit, found)
+                    if e is not None:
+                        out.append(e)
+                        found.append(e)
+        return out
+
+    def _dead_stop(self, a: int, b: int, m0: int, gap: np.ndarray, n_rest: int, k_fit: int,
+                   found: list[Event]) -> Event | None:
+        """``dead_stops``' test for mover ``a`` coming within touch of resting ``b`` at frame ``m0``."""
+        t, xy = self.p.t, self.p.xy
+        big_m = len(t)
+        if m0 < k_fit + n_rest or m0 + n_rest + self.c.fit_frames >= big_m:
+            return None
+        # The resting ball: still over the ``rest_s`` before the approach (its last few frames left out: the
+        # mover's blob merging with it drags its reading a fraction of a mm towards it), and not setting off
+        # about then (a start is met by ``_met_passing``).
+        pre = xy[b, window(m0 - self.c.fit_frames - n_rest, m0 - self.c.fit_frames, big_m)]
+        pre = pre[~np.isnan(pre[:, 0])]
+        if len(pre) < n_rest // 2:
+            return None
+        rest = np.median(pre, axis=0)
+        spread = np.linalg.norm(pre - rest, axis=1)
+        if float(spread.max()) > self.c.rest_mm:
+            return None
+        if any(abs(st[0] - t[m0]) <= self.c.creep_s for st in self._starts.get(b, ())):
+            return None
+        # The mover, fitted over the frames before it came within touch.
+        f = self._fit_since_start(a, window(m0 - k_fit, m0, big_m))
+        if f is None:
+            return None
+        # The contact: where the fit reaches 2R of the resting point, up to the frame after the closest read.
+        m1 = m0
+        while m1 + 1 < big_m and not np.isnan(gap[m1 + 1]) and gap[m1 + 1] <= self.c.touch_mm:
+            m1 += 1
+        span = slice(m0, m1 + 1)
+        k_min = m0 + int(np.nanargmin(gap[span]))
+        ts = np.linspace(t[m0 - 1], t[min(k_min + 1, big_m - 1)], 241)
+        dist = np.linalg.norm(f.at(ts) - rest, axis=1)
+        inside = np.nonzero(dist <= 2 * self.r)[0]
+        tc = float(ts[inside[0]]) if len(inside) else float(ts[int(np.argmin(dist))])
+        if not len(inside) and float(dist.min()) > 2 * self.r + self.c.touch_mm:
+            return None
+        at = f.at(tc)
+        n = rest - at
+        n = n / max(float(np.linalg.norm(n)), 1e-9)  # line of centres, mover to resting ball
+        u0 = float(f.velocity(tc) @ n)
+        if u0 < self.c.slow_in_mm_s:
+            return None  # not going into it (or too slowly to nudge it a mm)
+        # The mover stops dead along the line of centres: over ``rest_s`` after the contact rolling resistance
+        # would carry it at least u0 tau - d tau^2 / 2 (or u0^2 / 2d, stopping) further along that line.
+        kc = int(np.searchsorted(t, tc))
+        tau = self.c.rest_s
+        free = u0 * tau - 0.5 * self.c.roll_decel_mm_s2 * tau ** 2 if u0 > self.c.roll_decel_mm_s2 * tau \
+            else u0 ** 2 / (2 * self.c.roll_decel_mm_s2)
+        later = xy[a, window(kc + n_rest - self.c.fit_frames, kc + n_rest, big_m)]
+        later = later[~np.isnan(later[:, 0])]
+        if not len(later):
+            return None
+        went = float((np.median(later, axis=0) - at) @ n)
+        if not (went <= free / 2 and free - went >= self.c.start_clear_mm / 2):
+            return None
+        # The resting ball, read displaced away from the mover along the line of centres over the ``rest_s``
+        # from a few frames after the contact (a ball kissed to 15-20 mm/s needs that long to move a mm).
+        post = xy[b, window(kc + self.c.fit_frames, kc + self.c.fit_frames + n_rest, big_m)]
+        post = post[~np.isnan(post[:, 0])]
+        if len(post) < n_rest // 2:
+            return None
+        along = (post - rest) @ n
+        across = np.abs((post - rest) @ np.array([-n[1], n[0]]))
+        least = max(self.c.nudge_mm, 2.0 * float(np.median(spread)))
+        if not (np.median(along) >= least and np.mean(along >= least / 2) >= 0.75
+                and np.median(across) <= np.median(along)):
+            return None
+        # Timed where the mover's fits before and after meet (its kink): the fit's 2R from the resting point
+        # hangs on a mm of blob drag in either reading, a few tens of ms at these speeds; the kink does not.
+        after = fit(t[window(kc + 1, kc + 1 + k_fit, big_m)], xy[a, window(kc + 1, kc + 1 + k_fit, big_m)])
+        if after is not None:
+            tc = _where_fits_meet(((f, after),), t[m0 - 1], t[min(k_min + 1, big_m - 1)])
+        pair = tuple(sorted((self.p.balls[a], self.p.balls[b]), key=self.p.index))
+        if any(e.type is EventType.BALL_BALL and set(e.balls or ()) == set(pair) and abs(e.t - tc) <= self.c.rest_s
+               for e in found):
+            return None
+        return Event(tc, EventType.BALL_BALL, balls=pair)
 
     def pushed_into_cushions(self, kisses: list[Event]) -> list[Event]:
         """A ball resting a few mm off a cushion and hit towards it meets the cushion within the same frame: no
