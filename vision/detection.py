@@ -180,10 +180,7 @@ class BallDetector:
         for _ in range(rounds):
             fg = self.foreground(frame, model)
             if not around_candidates:
-                # Not the chalk lines: they are the cloth's own marks and stay in the model. Painted out, every
-                # line stood out against the model for good, and a ball resting by one had its fit pulled onto it
-                # (Chapó seed 118: the 1 by the centre line, 4.5 mm off).
-                low = cv2.dilate(self._without_lines((fg > 0.35).astype(np.uint8)), grow) & outlines
+                low = cv2.dilate((fg > 0.35).astype(np.uint8), grow) & outlines
                 full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
                 painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
                 model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
@@ -220,20 +217,6 @@ class BallDetector:
             if (discs > painted).any():
                 model = BackgroundModel(cv2.inpaint(frame, painted | discs, 5, cv2.INPAINT_TELEA), self.scale)
         return model
-
-    def _without_lines(self, mask: np.ndarray) -> np.ndarray:
-        """``mask`` (uint8 0/1, reduced resolution) less its chalk lines: the parts an opening by 3 x 3 takes away
-        (narrower than 3 pixels here; a ball is 2 radii across) that run on longer than four ball diameters. A
-        short thin part stays (a Chapó pin, a cue's tip, a ball's rim): only lines are the cloth's own."""
-        body = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3)))
-        thin = cv2.subtract(mask, body)
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(thin, connectivity=8)
-        long = np.nonzero(np.maximum(stats[:, cv2.CC_STAT_WIDTH], stats[:, cv2.CC_STAT_HEIGHT])
-                          > 8 * self.radius_low)[0]
-        long = long[long > 0]
-        if len(long) == 0:
-            return mask
-        return np.where(np.isin(labels, long), 0, mask).astype(np.uint8)
 
     # --- detection --------------------------------------------------------------------------------------------
 
