@@ -67,18 +67,20 @@ def _frames(video: str):
 def _pipeline(calib, discipline: str, frames: list[np.ndarray], incremental: bool) -> VisionPipeline:
     balls = balls_for(discipline, {})
     detector = FrameDetector(calib.camera, calib.table, discipline, frames[:WARMUP], incremental=incremental)
-    # Built as the live loop builds it (vision.live): Chapó's pins are watched every frame.
-    return VisionPipeline(detector, balls, calib.table, cue_ball=lambda: balls[0],
-                          lookalikes=lookalikes_for(discipline), strikers=strikers_for(discipline),
-                          groups=groups_for(discipline, balls),
-                          pins=pins_for(discipline, calib.camera, calib.table, detector))
+    # Built as the live loop builds it (vision.live): Chapó's pins are watched every frame. Its stages timed by
+    # the process's CPU clock.
+    p = VisionPipeline(detector, balls, calib.table, cue_ball=lambda: balls[0],
+                       lookalikes=lookalikes_for(discipline), strikers=strikers_for(discipline),
+                       groups=groups_for(discipline, balls),
+                       pins=pins_for(discipline, calib.camera, calib.table, detector))
+    p.clock = time.process_time
+    return p
 
 
 def _step(p: VisionPipeline, frame: np.ndarray, t: float, into: dict[str, list[float]]) -> None:
     """One frame through the pipeline (``VisionPipeline.process``, its stages timed by the process's CPU clock),
     and the detector's own stages."""
     p.detector.timings = {}
-    p.clock = time.process_time
     p.process(frame, t)
     stages = [p.times.detect[-1], p.times.pins[-1], p.times.track[-1], p.times.segment[-1]]
     for name, v in zip(STAGES, stages + [sum(stages)]):

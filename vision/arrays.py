@@ -15,6 +15,11 @@ def clamp(a: np.ndarray, lo, hi) -> np.ndarray:
     return np.minimum(np.maximum(a, lo), hi)
 
 
+def distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(len(a), len(b)) distances between two sets of points (N, 2)."""
+    return np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
+
+
 def shrink(image: np.ndarray, factor: int) -> np.ndarray:
     """``image`` area-averaged down by a whole ``factor``, to (h // factor, w // factor): each output pixel the mean
     of a factor x factor block. A power of two is made by halving again and again: OpenCV's area resize has a fast
@@ -33,4 +38,4 @@ def shrink(image: np.ndarray, factor: int) -> np.ndarray:
     return out
 
 
-__all__ = ["clamp", "shrink"]
+__all__ = ["clamp", "distances", "shrink"]

@@ -33,7 +33,7 @@ import numpy as np
 
 from calibration.camera import CameraModel
 from rules.tables import TableSpec
-from vision.arrays import clamp, shrink
+from vision.arrays import clamp, distances, shrink
 from vision.background import BackgroundModel, DifferenceParams, soft_difference
 from vision.ball_geometry import BallGeometry
 from vision.detections import Detections
@@ -594,8 +594,9 @@ class BallDetector:
         blocked = np.zeros((n, N_RAYS), bool)
         others = fit.centre
         if neighbours is not None and len(neighbours):
-            far = _distances_min(np.asarray(neighbours, dtype=np.float64), fit.centre) >= radii.min()
-            others = np.concatenate([fit.centre, np.asarray(neighbours, dtype=np.float64)[far]])
+            neighbours = np.asarray(neighbours, dtype=np.float64)
+            far = distances(neighbours, fit.centre).min(axis=1) >= radii.min()  # (fitted: never empty)
+            others = np.concatenate([fit.centre, neighbours[far]])
         if len(others) > 1:
             d = others[None, :, :] - fit.centre[:, None, :]  # (i, j, 2): i towards j
             dist = np.hypot(d[..., 0], d[..., 1])
@@ -628,13 +629,6 @@ class BallDetector:
         for (x, y), r in zip(detections.px, detections.radius_px):
             cv2.circle(m, (int(round(x)), int(round(y))), int(np.ceil(r * grow)), 1, -1)
         return m
-
-
-def _distances_min(points: np.ndarray, to: np.ndarray) -> np.ndarray:
-    """Each of ``points`` (M, 2)'s distance to the nearest of ``to`` (N, 2); infinite when ``to`` is empty."""
-    if len(to) == 0:
-        return np.full(len(points), np.inf)
-    return np.hypot(points[:, None, 0] - to[None, :, 0], points[:, None, 1] - to[None, :, 1]).min(axis=1)
 
 
 __all__ = ["BallDetector", "DetectorConfig", "StageClock"]

@@ -544,18 +544,17 @@ class _Finder:
         d_ball = 2 * self.r
         out: list[Event] = []
         found = list(kisses)
-        for a in range(len(self.p.balls)):
-            for b in range(len(self.p.balls)):
-                if a == b:
-                    continue
-                gap = np.linalg.norm(xy[a] - xy[b], axis=1) - d_ball
-                near = gap <= self.c.touch_mm
-                entries = np.nonzero(near[1:] & ~near[:-1] & ~np.isnan(gap[:-1]))[0] + 1
-                for m0 in entries:
-                    e = self._dead_stop(a, b, int(m0), gap, n_rest, k_fit, found)
-                    if e is not None:
-                        out.append(e)
-                        found.append(e)
+        # Every pair's gap at once (B, B, M), and where one ball first comes within touch of another.
+        gaps = np.linalg.norm(xy[:, None, :, :] - xy[None, :, :, :], axis=3) - d_ball
+        near = gaps <= self.c.touch_mm
+        entries = near[..., 1:] & ~near[..., :-1] & ~np.isnan(gaps[..., :-1])
+        for a, b, m in zip(*np.nonzero(entries)):
+            if a == b:
+                continue
+            e = self._dead_stop(int(a), int(b), int(m) + 1, gaps[a, b], n_rest, k_fit, found)
+            if e is not None:
+                out.append(e)
+                found.append(e)
         return out
 
     def _dead_stop(self, a: int, b: int, m0: int, gap: np.ndarray, n_rest: int, k_fit: int,

@@ -26,15 +26,11 @@ from calibration.camera import CameraModel
 from rules.balls import CAROM_DISCIPLINES
 from rules.tables import TableSpec
 
+from .arrays import distances
 from .detection import BallDetector, StageClock
 from .detections import Detections
 from .identity import BallIdentifier, ColourModel, ball_features, match_one_of_each
 from .incremental import ChangeConfig, ChangeGate
-
-
-def _distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(len(a), len(b)) distances between two sets of points (N, 2)."""
-    return np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1])
 
 
 def _median_frame(frames: Sequence[np.ndarray], band: int = 64) -> np.ndarray:
@@ -177,11 +173,11 @@ class FrameDetector:
             was = last.px[last.score < self.sure_score]
             lost, age = np.concatenate([lost, was]), np.concatenate([age, np.zeros(len(was), int)])
         if len(lost) and len(det):
-            gap = _distances(lost, det.px)
+            gap = distances(lost, det.px)
             found = (gap < det.radius_px[None, :]).any(axis=1)
             lost, age = lost[~found], age[~found]
         if len(lost) > 1:  # one place per ball: an older one within a radius of a newer one goes
-            gap = _distances(lost, lost)
+            gap = distances(lost, lost)
             newer = (gap < self._radius_px) & (age[None, :] < age[:, None])
             lost, age = lost[~newer.any(axis=1)], age[~newer.any(axis=1)]
         keep = age < self.recheck_lost_frames
@@ -229,10 +225,10 @@ class FrameDetector:
         clock.restart()
         wanted = plan.is_changed(self.balls.to_low(new.px))
         if len(guesses) and len(new):  # ... and what was fitted from those guesses stands wherever it lies
-            wanted |= _distances(new.px, guesses).min(axis=1) < 1.5 * new.radius_px
+            wanted |= distances(new.px, guesses).min(axis=1) < 1.5 * new.radius_px
         new = new.subset(wanted)
         if len(kept) and len(new):  # a ball on the edge of a changed region, found again: the new one stands
-            gap = _distances(kept.px, new.px)
+            gap = distances(kept.px, new.px)
             far = gap.min(axis=1) > kept.radius_px
             kept, kept_age, kept_still = kept.subset(far), kept_age[far], kept_still[far]
             kept_hist, kept_n = kept_hist[far], kept_n[far]
@@ -261,7 +257,7 @@ class FrameDetector:
         n, m = len(det), self.rest_mean_frames
         still, hist, count = np.zeros(n, int), np.zeros((n, m, 4)), np.ones(n, int)
         if last is not None and len(last) and n:
-            gap = _distances(det.px, last.px)
+            gap = distances(det.px, last.px)
             j = gap.argmin(axis=1)
             stayed = gap[np.arange(n), j] < 0.3
             n_prev = self._hist_n[j]
@@ -310,12 +306,12 @@ class FrameDetector:
         carry = np.zeros(n, bool)
         if n and len(last) and last.classes == self.identity.classes:
             r = self._radius_px
-            gap = _distances(new.px, last.px)  # (new, last)
+            gap = distances(new.px, last.px)  # (new, last)
             j = gap.argmin(axis=1)
             near_last = (gap < 4.5 * r).sum(axis=1)  # the one it continues and nothing else near
             near_new = (gap[:, j] < 4.5 * r).sum(axis=0)  # no other new detection near that one
             if n > 1:
-                own = _distances(new.px, new.px) + np.eye(n) * 1e9
+                own = distances(new.px, new.px) + np.eye(n) * 1e9
                 alone = own.min(axis=1) > 4.5 * r
             else:
                 alone = np.ones(1, bool)

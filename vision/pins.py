@@ -68,6 +68,7 @@ class PinDetector:
                            .astype(np.int32), 1)
         self._outlines = {p: self._outline_mask(xy, shape) for p, xy in self.spots.items()}
         ppm = float(camera.pixels_per_mm(centre, 0.0))
+        self._ppm = ppm
         self._lying_area = table.pin_height * table.pin_base_diameter * ppm * ppm
         self._pin_width_px = table.pin_base_diameter * ppm
         # Most of a lying pin's length: a pin lying there. (A blob's length is sqrt(12 x its largest second
@@ -100,7 +101,7 @@ class PinDetector:
         """The window's mask (uint8 0/1) of where a change could alter ``obs``: the outlines of the pins standing
         grown by ``margin_mm`` (a ball reaching a pin covers its outline), and round each pin down a pin's length
         and the margin (it is pushed, or it is the blob being read)."""
-        ppm = float(self.camera.pixels_per_mm(np.mean(list(self.spots.values()) or [(0.0, 0.0)], axis=0), 0.0))
+        ppm = self._ppm  # at the king's spot
         grow = max(1, int(np.ceil(margin_mm * ppm)))
         out = np.zeros(self._reach_mask.shape, np.uint8)
         for pin in obs.standing:

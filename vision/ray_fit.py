@@ -101,21 +101,16 @@ def _bilinear(stacked: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     the stack kept fewer bits of its fractions than the first, and a ball's fit (whose ray decisions are
     thresholds) moved by up to 0.2 px with its place in the batch: searched again in a changed rectangle, it came
     out elsewhere than in the whole frame. (Not remap's own fixed-point maps: those sample on a 1/32 px grid.)"""
-    s = stacked.shape[1]
-    m = len(x)
-    shape = x.shape
-    return cv2.remap(stacked, _on_grid(x.reshape(m, -1), s), _on_grid(y.reshape(m, -1), s, s),
-                     cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(shape)
+    return _bilinear_each((stacked,), x, y)[0]
 
 
-def _bilinear_pair(first: np.ndarray, second: np.ndarray, x: np.ndarray, y: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """``_bilinear`` of two stacks of the same shape at the same points, the coordinates made once."""
-    s = first.shape[1]
+def _bilinear_each(stacks: tuple[np.ndarray, ...], x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``_bilinear`` of each of several stacks of the same shape at the same points, the coordinates made once."""
+    s = stacks[0].shape[1]
     m = len(x)
     xg, yg = _on_grid(x.reshape(m, -1), s), _on_grid(y.reshape(m, -1), s, s)
     return tuple(cv2.remap(st, xg, yg, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(x.shape)
-                 for st in (first, second))
+                 for st in stacks)
 
 
 def _on_grid(v: np.ndarray, s: int, row_step: int = 0) -> np.ndarray:
@@ -181,7 +176,7 @@ def refine_edges(tolerant: np.ndarray, plain: np.ndarray, local_centres: np.ndar
     rho = r_edge[..., None] + _OFFS  # (N, K, M)
     cx = local_centres[:, 0, None, None] + _COS64[None, :, None] * rho
     cy = local_centres[:, 1, None, None] + _SIN64[None, :, None] * rho
-    q = np.concatenate(_bilinear_pair(tolerant, plain, cx, cy)).astype(np.float64)
+    q = np.concatenate(_bilinear_each((tolerant, plain), cx, cy)).astype(np.float64)
     slope = q[..., 2:] - q[..., :-2]  # (2N, K, M - 2) central differences at offs[1:-1]
     j = clamp(np.argmin(slope, axis=-1), 1, slope.shape[-1] - 2)
     s0, s1, s2 = _pick(slope, j - 1), _pick(slope, j), _pick(slope, j + 1)
@@ -285,7 +280,9 @@ def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarr
 def _from_centre(half: int) -> np.ndarray:
     """(2 half + 1, 2 half + 1) each pixel's distance from the window's centre (made once a window size)."""
     yy, xx = np.mgrid[-half:half + 1, -half:half + 1]
-    return np.hypot(xx, yy)
+    out = np.hypot(xx, yy)
+    out.flags.writeable = False  # shared by every call
+    return out
 
 
 _LEVEL_INNER = 0.6  # the part of a ball (in expected radii) whose median difference is its contrast

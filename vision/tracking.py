@@ -291,13 +291,8 @@ class BallTracker:
         so that class probabilities times it are each blob's likeness to each ball; a ball the detector has no
         class for is like every blob (a column of ones over a probability row sums to 1)."""
         if self._members_for != classes:
-            m = np.zeros((len(classes), len(self.balls)))
-            for b, ball in enumerate(self.balls):
-                if ball not in classes:
-                    m[:, b] = 1.0
-                    continue
-                group = next((g for g in self.place_groups if ball in g), (ball,))
-                m[[classes.index(x) for x in group if x in classes], b] = 1.0
+            m, known = _members(self.balls, classes, self.place_groups)
+            m[:, ~known] = 1.0
             self._members_for, self._members = classes, m
         return self._members
 
@@ -310,16 +305,22 @@ class BallTracker:
         return np.where(known[:, None], -np.log(clamp(p.T, 1e-4, 1.0)) * self.c.identity_mm, 0.0)
 
     def _identity_members(self, classes: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """(K, B) 0/1, class k counts for ball b in the identity cost (the classes of its group, for a ball told
-        apart by continuity only, else its own), and (B,) whether the detector has a class for the ball at all.
-        Made once for a set of classes: built ball by ball every frame, it was a fifth of a snooker frame's
-        tracking."""
+        """``_members`` over the groups told apart by continuity only (the reds; not the carom whites, whose
+        classes the identity cost must keep apart), made once for a set of classes: built ball by ball every
+        frame, it was a fifth of a snooker frame's tracking."""
         if self._identity_for != classes:
-            m = np.zeros((len(classes), len(self.balls)))
-            for b, ball in enumerate(self.balls):
-                if ball in classes:
-                    group = next((g for g in self.groups if ball in g), (ball,))
-                    m[[classes.index(x) for x in group if x in classes], b] = 1.0
-            self._identity_for = classes
-            self._identity = (m, np.array([ball in classes for ball in self.balls]))
+            self._identity_for, self._identity = classes, _members(self.balls, classes, self.groups)
         return self._identity
+
+
+def _members(balls: tuple[str, ...], classes: tuple[str, ...], groups: tuple[tuple[str, ...], ...]
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """(K, B) 0/1, class k counts for ball b (the classes of its group among ``groups``, else its own), and (B,)
+    whether the detector has a class for the ball at all (its column is zero where not)."""
+    m = np.zeros((len(classes), len(balls)))
+    known = np.array([ball in classes for ball in balls], dtype=bool)
+    for b, ball in enumerate(balls):
+        if known[b]:
+            group = next((g for g in groups if ball in g), (ball,))
+            m[[classes.index(x) for x in group if x in classes], b] = 1.0
+    return m, known
