@@ -62,6 +62,17 @@ class EventConfig:
     # ``nose_mm``, its normal speed changing by half the kink; it cannot go on into the cushion.
     slow_in_mm_s: float = 25.0
     nose_mm: float = 3.0
+    # A slower one still (20-40 mm/s towards the cushion, stopping dead or turned along it: sinuca seeds 108
+    # and 125, bilhar 123, Chapó 102) shows neither a 2 mm approach over four frames nor that change, but its
+    # centre comes to R from the nose line, which it can do only by touching it (positions are read to about
+    # half a mm: one stopping 2 mm short is read 2 mm short).
+    # When its nearest frame is within ``touch_nose_mm`` of R, its approach is looked for over twice the frames
+    # and the contact is the bend of one fit over them (its slowing by rolling resistance allowed for), at the
+    # nose (within ``touch_nose_mm`` of R) and not going on in.
+    touch_nose_mm: float = 1.0
+    # ... and its normal speed there, in, is at least this: a ball rolling to a stop short of the nose, its
+    # slowing allowed for, reaches its stop at none (eight frames of half-mm readings: about 5 mm/s of noise).
+    touch_in_mm_s: float = 20.0
     off_cushion_mm: float = 3.0  # a second contact with the same cushion (or ball) only after parting this far
     slow_mm_s: float = 200.0  # under this a ball moves under 3.5 mm a frame: its lone misread frames are smoothed
     # A ball set off from rest with no contact found for it met a ball whose path passed within this of the point
@@ -816,9 +827,14 @@ class _Finder:
                     # (the cue's tip merging with it at the strike drags it a frame towards the rail, by up to
                     # 15 mm) met it only if it did not leave along a line through its resting point (a ball hit
                     # into the cushion it rests by comes off it along the mirrored line).
-                    came = smooth[max(m - self.c.fit_frames, 0):m]
-                    came = came[~np.isnan(came)]
-                    if not len(came) or float(np.max(came)) - smooth[m] <= self.c.rest_mm:
+                    came = self._came_in(smooth, m, self.c.fit_frames)
+                    # A ball read at the nose came in if it did over twice the frames (see ``touch_nose_mm``).
+                    # One that came in only over those is timed by ``_touch_time`` alone: over so slow an
+                    # approach the split fits of ``_cushion_time`` meet a frame or two early (sinuca seed 125:
+                    # 27 ms, where the bend of one fit is 12 ms early).
+                    touching = smooth[m] - self.r <= self.c.touch_nose_mm and speed[b, m] < self.c.slow_mm_s
+                    crept = touching and self._came_in(smooth, m, 2 * self.c.fit_frames)
+                    if not (came or crept):
                         continue
                     if self._resting(b, m - 1) and self._left_from_rest(b, m):
                         continue
@@ -828,9 +844,13 @@ class _Finder:
                         since = smooth[last:m]
                         if not np.nanmax(since, initial=-np.inf) - smooth[m] > self.c.off_cushion_mm:
                             continue
-                    tc = self._cushion_time(b, gap, m, lambda p: gap_of(p, w, l))
-                    if tc is None and speed[b, m] < self.c.slow_mm_s:
-                        tc = self._cushion_time(b, gap, m, lambda p: gap_of(p, w, l), wide=True)
+                    tc = None
+                    if came:
+                        tc = self._cushion_time(b, gap, m, lambda p: gap_of(p, w, l))
+                        if tc is None and speed[b, m] < self.c.slow_mm_s:
+                            tc = self._cushion_time(b, gap, m, lambda p: gap_of(p, w, l), wide=True)
+                    if tc is None and touching:
+                        tc = self._touch_time(b, gap, m, name)
                     if tc is not None:
                         out.append(Event(tc, EventType.CUSHION, ball=ball, cushion=name))
                         last = m
@@ -923,6 +943,53 @@ class _Finder:
             if best is None or residual < best[0]:
                 best = (residual, tc)
         return None if best is None else best[1]
+
+    def _came_in(self, smooth: np.ndarray, m: int, frames: int) -> bool:
+        """Whether the (smoothed) gap fell by more than ``rest_mm`` to frame ``m`` over the ``frames`` before it."""
+        came = smooth[max(m - frames, 0):m]
+        came = came[~np.isnan(came)]
+        return bool(len(came)) and float(np.max(came)) - smooth[m] > self.c.rest_mm
+
+    def _touch_time(self, b: int, gap: np.ndarray, m: int, name: str) -> float | None:
+        """A slow ball's contact with the cushion at whose nose it is read (see ``touch_nose_mm``): the bend of
+        one fit of the gap over twice ``fit_frames`` each side, two lines meeting at the contact (the fits of
+        ``_cushion_time`` each side, apart, take the noise of four frames at under a mm a frame for a bend, and
+        meet where they will). The incoming line is bent by the rolling resistance along the normal: in at
+        40 mm/s, a ball slows by 13 mm/s over eight frames, and a straight fit over them meets the outgoing one
+        a frame or two early. None unless it meets the nose at ``touch_in_mm_s`` or more, bends there and does
+        not go on into the cushion."""
+        t, k = self.p.t, 2 * self.c.fit_frames
+        big_m = len(t)
+        lo, hi = max(m - k, 0), min(m + k, big_m)
+        # Not back over a start: the resting frames are not on the line it came in along.
+        firsts = [s[1] for s in self._starts.get(b, ()) if lo < s[1] <= m]
+        if firsts:
+            lo = max(firsts)
+        frames = np.arange(lo, hi)
+        frames = frames[~np.isnan(gap[lo:hi])]
+        if np.count_nonzero(frames < m) < self.c.fit_frames or np.count_nonzero(frames >= m) < self.c.fit_frames:
+            return None
+        tt, g = t[frames], gap[frames]
+        incoming = frames[frames < m]
+        way = self.p.xy[b, incoming[-1]] - self.p.xy[b, incoming[0]]
+        along = float(np.linalg.norm(way))
+        decel = self.c.roll_decel_mm_s2 * (abs(float(way[_OUTWARD[name][0]])) / along if along > 0 else 1.0)
+        best = None
+        for tc in np.linspace(t[max(m - self.c.fit_frames, 0)], t[min(m + 2, big_m - 1)], 97):
+            d = tt - tc
+            # gap = g_c + v_in d + decel d^2 / 2 before the contact (d < 0), g_c + v_out d after
+            y = g - np.where(d < 0, 0.5 * decel * d * d, 0.0)
+            a = np.stack([np.ones_like(d), np.minimum(d, 0.0), np.maximum(d, 0.0)], axis=1)
+            coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+            residual = float(np.sum((a @ coef - y) ** 2))
+            if best is None or residual < best[0]:
+                best = (residual, float(tc), coef)
+        _, tc, (g_c, v_in, v_out) = best
+        if not (v_in < -self.c.touch_in_mm_s and v_out > -self.c.slow_in_mm_s * 0.2):
+            return None
+        if not -self.c.nose_mm <= g_c - self.r <= self.c.touch_nose_mm:
+            return None
+        return tc
 
     # --- setting off from rest ----------------------------------------------------------------------------------
 
