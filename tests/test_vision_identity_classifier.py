@@ -4,6 +4,7 @@ they add to colour on frames of the virtual table with balls turned every way.""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -138,7 +139,10 @@ def test_pool_stripes_lying_cap_up_at_728x544_are_not_read_as_the_cue():
 
 def test_a_ball_read_alone_is_cut_at_the_last_whole_frames_median_radius():
     """The change-gated detector reads afresh only the balls of a changed region, often one or two: their own
-    radii would shrink a cap-up stripe's patch again. The identifier remembers the last whole read's median."""
+    radii would shrink a cap-up stripe's patch again. The identifier remembers the last whole read's median.
+    (Each ball is read alone with its radius cut to 0.82 of its fit, as a striped ball whose shaded band read as
+    cloth was fitted before the ray fit looked at such short balls again: the detector's own radii no longer
+    show it on these frames.)"""
     fresh_right = kept_right = total = 0
     for frame, d, kinds in _played_still_frames(range(3, 5), (728, 544)):
         fresh = BallIdentifier.for_discipline("bilhar")
@@ -147,7 +151,7 @@ def test_a_ball_read_alone_is_cut_at_the_last_whole_frames_median_radius():
         assert kept.typical_radius == pytest.approx(float(np.median(d.radius_px)))
         names = kept.colour.kind_names
         for k, kind in enumerate(kinds):
-            one = d.subset(np.arange(len(d)) == k)
+            one = replace(d.subset(np.arange(len(d)) == k), radius_px=d.radius_px[k:k + 1] * 0.82)
             fresh_right += names[int(np.argmax(fresh.kind_probs(frame, one)))] == kind
             kept_right += names[int(np.argmax(kept.kind_probs(frame, one)))] == kind
             total += 1
@@ -158,7 +162,6 @@ def _cue_against_a_cushion(seed: int):
     """A random bilhar layout (``sim.scenario``, the Pi Global Shutter camera at 1456x1088) with the cue ball
     frozen against one cushion (0.5 mm off its nose; the cushion by the seed), the frame before the strike, its
     balls found by the detector: (frame, detections, the index of the cue ball's detection)."""
-    from dataclasses import replace
 
     from sim.render import Renderer
     from sim.scenario import random_scenario

@@ -52,3 +52,58 @@ def test_the_green_stays_out_of_an_empty_table_model_made_from_a_frame_with_it_o
     model = detector.background_without_empty_table(frame, rounds=3, around_candidates=False)
     det = detector.detect(frame, 0.0, model)
     assert np.linalg.norm(det.xy - balls["green"], axis=1).min() < 2.0
+
+
+@pytest.mark.parametrize("seed, ball", [(104, "10"), (105, "14"), (110, "10")])
+def test_a_striped_ball_whose_band_is_near_the_cloth_colour_is_placed_by_its_rim(seed, ball):
+    """Bilhar's navy 10 and green 14 on its blue cloth: on the shaded side the band's chroma offset from the cloth
+    shrinks with the shading, and the shadow-tolerant difference read it as cloth; the white rest of the ball made
+    a smaller circle of its own and the fit took it (8.6, 6.5 and 6.9 mm off, a radius 0.80-0.84 of the batch's).
+    Such a short ball is fitted again on the shade-invariant difference, which sees the band whole (the still
+    layout, the balls as the simulator lays them out)."""
+    from dataclasses import replace
+
+    from sim.render import Renderer
+    from sim.scenario import random_scenario
+
+    sc = replace(random_scenario("bilhar", seed, camera={"sensor": "pi_gs", "size": [1456, 1088]}), shots=(),
+                 tail_s=0.05)
+    table, camera = sc.table_spec(), sc.camera_model()
+    frame, _ = Renderer(table, "bilhar", camera, sc.simulate(), sc.render_effects(), seed=seed).render(0.0)
+    detector = BallDetector(camera, table)
+    det = detector.detect(frame, 0.0, detector.background_without_empty_table(frame))
+    layout = {b: np.array(p[:2]) for b, p in sc.start_layout().items()}
+    nearest = {b: float(np.linalg.norm(det.xy - p, axis=1).min()) for b, p in layout.items()}
+    assert nearest[ball] < 1.5, nearest[ball]
+    # The others as well (seed 105's 5 is 2.5 mm off for a reason not looked into yet).
+    assert max(nearest.values()) < 3.0, {b: round(g, 1) for b, g in nearest.items() if g >= 3.0}
+
+
+def test_the_strip_under_the_cushion_noses_stays_in_an_empty_table_model_made_from_a_frame():
+    """The shade under a cushion's nose is a dark strip a few pixels wide: the wide median has cloth there, so
+    every round of painting found it differing and painted it over with lighter cloth (carom seed 118: 129 grey
+    levels in the model against 69 in every frame), and a ball rolling up to that cushion was read 4.7 mm into
+    it. Away from the balls, the model keeps the strip as the frame shows it."""
+    from dataclasses import replace
+
+    from calibration.pose import nose_height_mm
+    from sim.render import Renderer
+    from sim.scenario import random_scenario
+
+    sc = replace(random_scenario("three_cushion", 118, camera={"sensor": "pi_gs", "size": [1456, 1088]}),
+                 shots=(), tail_s=0.05)
+    table, camera = sc.table_spec(), sc.camera_model()
+    frame, truth = Renderer(table, "three_cushion", camera, sc.simulate(), sc.render_effects(), seed=118).render(0.0)
+    detector = BallDetector(camera, table)
+    model = detector.background_without_empty_table(frame, rounds=3, around_candidates=False).image
+    # Points in the strip along the right cushion (the one seed 118's spot ball rolled up to), between the
+    # nose's footprint on the cloth and the nose itself, clear of every ball.
+    ys = np.linspace(150.0, table.length - 150.0, 40)
+    balls = np.array([v["xy"] for v in truth.balls.values() if v["status"] == "on_table"])
+    ys = ys[np.abs(ys[:, None] - balls[None, :, 1]).min(axis=1) > 4 * table.ball_radius]
+    foot = camera.table_to_image(np.stack([np.full_like(ys, table.width), ys], 1), 0.0)
+    nose = camera.table_to_image(np.stack([np.full_like(ys, table.width), ys], 1), nose_height_mm(table))
+    strip = np.round(0.5 * (foot + nose)).astype(int)
+    f = frame[strip[:, 1], strip[:, 0]].astype(float)
+    m = model[strip[:, 1], strip[:, 0]].astype(float)
+    assert np.median(np.abs(m - f).sum(axis=1)) < 15.0, np.c_[f, m][:5]
