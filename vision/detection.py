@@ -181,8 +181,8 @@ class BallDetector:
         # The strip under the cushions' noses (between the nose's footprint on the cloth and the nose itself, seen
         # from above): dark, and a few pixels wide, so the wide median has cloth there and every round below
         # differs from it all along; painted over, the model had a lighter strip than every frame (carom seed
-        # 118: 129 grey levels against 69), and a ball rolling up to the cushion was read 4.7 mm into it. Only
-        # what is painted for its own sake leaves it out: a ball against the cushion is covered by its blob's
+        # 118: 129 grey levels against 69), and a ball rolling up to the cushion was read 4.7 mm into it. It is
+        # left out of the painting of whatever differs; a ball against the cushion is still covered, by its blob's
         # growth and by the discs of the balls found at the end. (Not at a pocket's mouth: what differs there is
         # the hole, and a ball dropping in was read against it as meeting the cushion beside it.)
         under_noses = (self._polygon_mask(self.geometry.play_area_polygon(-3.0, z=nose_height_mm(self.table)))

@@ -268,7 +268,7 @@ def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarr
                 # Darker than any shadow (the black): its darkness is its contrast, which the tolerant difference
                 # already counts, and the shade-invariant one would lift its dark pixels' noise into a ball.
                 continue
-            d = shade_invariant_difference(frame[win], ref.unit[win], ref.norm[win], params)
+            d = _shade_invariant_window(frame, ref, params, origins[i], size)
             # Smoothed first: at the gain, the cloth's pixel noise (and a video's blocky chroma) reaches the mask's
             # half here and there, and a ray stopped by a speck just outside the ball finds no edge. The
             # half-maximum of a symmetric blur of an edge is where the edge is.
@@ -400,11 +400,7 @@ def _short_balls_again(fits: _Fits, frame: np.ndarray, ref: ColourReference, par
     if not len(short):
         return
     size = masks.shape[1]
-    si = np.empty((len(short), size, size), np.float32)
-    for k, i in enumerate(short):
-        x, y = origins[i]
-        win = (slice(y, y + size), slice(x, x + size))
-        si[k] = shade_invariant_difference(frame[win], ref.unit[win], ref.norm[win], params)
+    si = np.stack([_shade_invariant_window(frame, ref, params, origins[i], size) for i in short])
     soft = np.minimum(si * (1.0 / params.saturation), 1.0)
     again = _iterate(soft, si, plain[short], origins[short], centres[short], radii[short], len(fits.ratios),
                      tuple(fits.ratios))
@@ -414,8 +410,17 @@ def _short_balls_again(fits: _Fits, frame: np.ndarray, ref: ColourReference, par
     # score fell with the refit's rays were lost, recall 0.978 -> 0.964; as it is, 0.980.
     expected = ratio * radii[short]
     better = again.balanced & (again.radius > fits.radius[short]) & (again.radius < _LONG * expected)
-    for name in ("centre", "radius", "elongation"):
-        getattr(fits, name)[short[better]] = getattr(again, name)[better]
+    kept = short[better]
+    fits.centre[kept], fits.radius[kept], fits.elongation[kept] = \
+        again.centre[better], again.radius[better], again.elongation[better]
+
+
+def _shade_invariant_window(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, origin: np.ndarray,
+                            size: int) -> np.ndarray:
+    """The shade-invariant difference (``vision.background``) in one window of ``size`` at ``origin`` (x, y)."""
+    x, y = origin
+    win = (slice(y, y + size), slice(x, x + size))
+    return shade_invariant_difference(frame[win], ref.unit[win], ref.norm[win], params)
 
 
 _SHORT = 0.92  # a balanced ball fitted under this share of the batch's radius is fitted again (see above) ...
