@@ -20,7 +20,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from vision import _ray_kernel
+try:
+    from vision import _ray_kernel
+except ImportError as exc:  # a source tree never installed, or installed where no compiler was
+    raise ImportError("vision._ray_kernel is not built: run `pip install -e .` in the project (it compiles "
+                      "vision/_ray_kernel.c, which needs gcc and Python's headers)") from exc
 
 N_RAYS = 48
 INNER, OUTER = 0.55, 1.45  # sampled part of each ray, in expected radii
