@@ -202,7 +202,8 @@ def _short_balls_again(fits: _Fits, frame: np.ndarray, ref: ColourReference, par
     From the same windows and guesses as the first fit, so a ball's reading moves continuously with its pixels;
     the weak balls' masks are the shade-invariant difference already."""
     ratio = fits.ratios[-1] if fits.ratios else 1.0
-    short = np.nonzero(fits.balanced & ~weak & (fits.radius < _SHORT * ratio * radii))[0]
+    held = ratio * radii
+    short = np.nonzero(fits.balanced & ~weak & (fits.radius < _SHORT * held) & (held - fits.radius > _SHORT_PX))[0]
     if not len(short):
         return
     size = masks.shape[1]
@@ -214,7 +215,7 @@ def _short_balls_again(fits: _Fits, frame: np.ndarray, ref: ColourReference, par
     # stay the first fit's, and with them its score: the refit finds fewer (seed 104's 10: 36-38 of 44-48, the
     # band's shaded rim is soft), and on real overhead snooker frames (bench_detection, LukasSeglias) balls whose
     # score fell with the refit's rays were lost, recall 0.978 -> 0.964; as it is, 0.980.
-    expected = ratio * radii[short]
+    expected = held[short]
     better = again.balanced & (again.radius > fits.radius[short]) & (again.radius < _LONG * expected)
     kept = short[better]
     fits.centre[kept], fits.radius[kept], fits.elongation[kept] = \
@@ -233,4 +234,8 @@ def _shade_invariant_window(frame: np.ndarray, ref: ColourReference, params: Dif
 # at rest whose first fit came out at 0.91-0.92 flipped from frame to frame between a fit 1.6 px off and the refit's
 # (bilhar seed 106's 2, 3 mm apart); at 0.95 the balls fitted well (0.95 and up) are still left alone.
 _SHORT = 0.95
+# ... and short by at least this many pixels: a fit's radius wanders by a few tenths of a pixel, which on a small
+# ball (6 px, the fixture clips' 30 fps) is 5 % and more; refitted from such noise, a ball came out up to 4 mm
+# elsewhere in a whole-frame search than where the incremental detector found it from another guess.
+_SHORT_PX = 0.5
 _LONG = 1.03  # ... and the new fit is kept only under this share
