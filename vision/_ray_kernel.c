@@ -1,10 +1,8 @@
 /* The ray fit's rounds in C: edges along rays, their refinement, and the least-squares circle of every ball.
  *
  * vision/ray_fit.py says what the fit does and why; vision/ray_kernel.py is the Python face of this module (it
- * makes the geometry's tables, checks the arrays and allocates the outputs). Here is only the arithmetic, one pass
- * per ball per ray. It was numpy array operations over a frame's balls, ~150 small calls a frame whose dispatch
- * cost more than their arithmetic on 3-16 balls; numba compiled it as fast as this, but its compiler stayed
- * resident (+110 MB, over the 300 MB budget) and took 18 s to compile on first use.
+ * makes the geometry's tables, checks the arrays and allocates the outputs) and says why it is C. Here is only
+ * the arithmetic, one pass per ball per ray.
  *
  * Windows are float32 (N, S, S), C order; every coordinate and sum is double. Built with -ffp-contract=off (see
  * setup.py): a fused multiply-add rounds differently, and a ray's decisions are thresholds, so without it the

@@ -9,9 +9,9 @@ overhead before the first ball. One pass per ball per ray in C costs the arithme
 ran it as fast, but its compiler stays resident, +110 MB against the 300 MB budget, and its first compilation
 took 18 s.)
 
-The sampling is plain bilinear interpolation at the exact coordinates (OpenCV's remap rounded them to 1/32 px, and
-batched, the rounding depended on a ball's row in the stack): the fit of one ball depends on its own window alone,
-whatever else the frame fitted with it.
+The sampling is plain bilinear interpolation at the exact coordinates (the numpy rounds sampled through OpenCV's
+remap over the windows stacked as one tall image, their coordinates rounded to 1/1024 px so that a ball's row in
+the stack did not change them): the fit of one ball depends on its own window alone.
 """
 
 from __future__ import annotations
