@@ -22,7 +22,7 @@ import numpy as np
 from vision.arrays import clamp
 from vision.background import (ColourReference, DifferenceParams, brightness_ratio, colour_difference,
                                shade_invariant_difference)
-from vision.ray_kernel import ANGLES, N_RAYS, OUTER, fit_rounds
+from vision.ray_kernel import ANGLES, N_RAYS, OUTER, Rounds, fit_rounds
 
 
 @dataclass(frozen=True)
@@ -159,34 +159,13 @@ def fit_balls(frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
     half = int(np.ceil(radii.max() * (OUTER + 0.1))) + 5  # the first guess is within a pixel or two
     masks, tolerant, plain, origins = window_maps(frame, ref, params, centres, half)
     masks, weak = _low_contrast_masks(frame, ref, masks, tolerant, origins, radii, params)
-    if radius_ratio is not None and len(radius_ratio) != iterations:
-        raise ValueError(f"radius_ratio needs one value per iteration ({iterations}), got {len(radius_ratio)}")
     c = np.asarray(centres, dtype=np.float64).copy()
-    fits = _iterate(masks, tolerant, plain, origins, c, radii, iterations, radius_ratio)
+    fits = fit_rounds(masks, tolerant, plain, origins, c, radii, iterations, radius_ratio)
     _short_balls_again(fits, frame, ref, params, masks, plain, origins, c, radii, weak)
-    return RayFit(fits.centre, fits.radius, fits.elongation, fits.found, angles, tuple(fits.ratios))
+    return RayFit(fits.centre, fits.radius, fits.elongation, fits.found, angles, tuple(map(float, fits.ratios)))
 
 
-@dataclass
-class _Fits:
-    centre: np.ndarray
-    radius: np.ndarray
-    elongation: np.ndarray
-    found: np.ndarray
-    balanced: np.ndarray
-    ratios: list[float]
-
-
-def _iterate(masks: np.ndarray, tolerant: np.ndarray, plain: np.ndarray, origins: np.ndarray, centres: np.ndarray,
-             radii: np.ndarray, iterations: int, radius_ratio: tuple[float, ...] | None) -> _Fits:
-    """The fit's rounds (``vision.ray_kernel.fit_rounds``) over the windows' masks (N, S, S) and differences
-    (N, S, S), from ``centres`` (N, 2)."""
-    r = fit_rounds(masks, tolerant, plain, origins, centres, radii, iterations,
-                   None if radius_ratio is None else np.asarray(radius_ratio))
-    return _Fits(r.centres, r.radii, r.elongations, r.found, r.balanced, [float(x) for x in r.ratios])
-
-
-def _short_balls_again(fits: _Fits, frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
+def _short_balls_again(fits: Rounds, frame: np.ndarray, ref: ColourReference, params: DifferenceParams,
                        masks: np.ndarray, plain: np.ndarray, origins: np.ndarray, centres: np.ndarray,
                        radii: np.ndarray, weak: np.ndarray) -> None:
     """Fit again, on the shade-invariant difference (``vision.background``), each ball whose rays surround it but
@@ -201,7 +180,7 @@ def _short_balls_again(fits: _Fits, frame: np.ndarray, ref: ColourReference, par
     difference lifts it towards a ball (real overhead snooker frames: recall 0.978 -> 0.951 with it everywhere).
     From the same windows and guesses as the first fit, so a ball's reading moves continuously with its pixels;
     the weak balls' masks are the shade-invariant difference already."""
-    ratio = fits.ratios[-1] if fits.ratios else 1.0
+    ratio = float(fits.ratios[-1]) if len(fits.ratios) else 1.0
     held = ratio * radii
     short = np.nonzero(fits.balanced & ~weak & (fits.radius < _SHORT * held) & (held - fits.radius > _SHORT_PX))[0]
     if not len(short):
@@ -209,8 +188,8 @@ def _short_balls_again(fits: _Fits, frame: np.ndarray, ref: ColourReference, par
     size = masks.shape[1]
     si = np.stack([_shade_invariant_window(frame, ref, params, origins[i], size) for i in short])
     soft = np.minimum(si * (1.0 / params.saturation), 1.0)
-    again = _iterate(soft, si, plain[short], origins[short], centres[short], radii[short], len(fits.ratios),
-                     tuple(fits.ratios))
+    again = fit_rounds(soft, si, plain[short], origins[short], centres[short], radii[short], len(fits.ratios),
+                       fits.ratios)
     # Kept where it reaches farther, but not beyond the batch's radius (a fit taking a shadow in). Its rays found
     # stay the first fit's, and with them its score: the refit finds fewer (seed 104's 10: 36-38 of 44-48, the
     # band's shaded rim is soft), and on real overhead snooker frames (bench_detection, LukasSeglias) balls whose

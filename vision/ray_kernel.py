@@ -16,6 +16,7 @@ the stack did not change them): the fit of one ball depends on its own window al
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -47,12 +48,13 @@ BASIS = np.ascontiguousarray(np.stack([np.ones(N_RAYS), _COS, _SIN, np.cos(2 * A
 
 
 class Rounds(NamedTuple):
-    """What the rounds leave: centres (N, 2) and radii (N,) in px, elongations (N,), the rays kept (N, K), which
+    """What the rounds leave (named as in ``vision.ray_fit.RayFit``): centres (N, 2) and radii (N,) in px,
+    elongations (N,), the rays kept (N, K), which
     balls were balanced (N,) and the radius ratio of each round (iterations,)."""
 
-    centres: np.ndarray
-    radii: np.ndarray
-    elongations: np.ndarray
+    centre: np.ndarray
+    radius: np.ndarray
+    elongation: np.ndarray
     found: np.ndarray
     balanced: np.ndarray
     ratios: np.ndarray
@@ -60,7 +62,7 @@ class Rounds(NamedTuple):
 
 def fit_rounds(masks: np.ndarray, tolerant: np.ndarray, plain: np.ndarray, origins: np.ndarray,
                centres: np.ndarray, radii: np.ndarray, iterations: int,
-               given_ratios: np.ndarray | None = None) -> Rounds:
+               given_ratios: Sequence[float] | np.ndarray | None = None) -> Rounds:
     """The fit's rounds over windows (N, S, S) of the soft mask and the two differences, from ``centres`` (N, 2,
     full-resolution px) with windows at ``origins`` (N, 2) and expected radii (N,).
 
@@ -72,7 +74,7 @@ def fit_rounds(masks: np.ndarray, tolerant: np.ndarray, plain: np.ndarray, origi
     n, size = masks.shape[0], masks.shape[-1]
     if masks.shape != (n, size, size) or tolerant.shape != masks.shape or plain.shape != masks.shape:
         raise ValueError(f"fit_rounds: windows {masks.shape}, {tolerant.shape}, {plain.shape} are not (N, S, S)")
-    given = np.zeros(0) if given_ratios is None else np.ascontiguousarray(given_ratios, np.float64)
+    given = np.zeros(0) if given_ratios is None else np.ascontiguousarray(given_ratios, np.float64).reshape(-1)
     if len(given) not in (0, iterations):
         raise ValueError(f"fit_rounds: {len(given)} given ratios for {iterations} rounds")
     out = Rounds(np.empty((n, 2)), np.empty(n), np.empty(n), np.empty((n, N_RAYS), bool), np.empty(n, bool),
@@ -82,6 +84,6 @@ def fit_rounds(masks: np.ndarray, tolerant: np.ndarray, plain: np.ndarray, origi
         np.ascontiguousarray(plain, np.float32), np.ascontiguousarray(origins, np.float64),
         np.ascontiguousarray(centres, np.float64), np.ascontiguousarray(radii, np.float64), given,
         _COS, _SIN, BASIS, BAND, OFFSETS,
-        out.centres, out.radii, out.elongations, out.found.view(np.uint8), out.balanced.view(np.uint8), out.ratios,
+        out.centre, out.radius, out.elongation, out.found.view(np.uint8), out.balanced.view(np.uint8), out.ratios,
         n, size, iterations, _STEP, BELOW_RUN)
     return out
