@@ -448,7 +448,7 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
     out["pockets"] = match_keyed(t_shot.events, found_events, pocket_key)
     out["pins"] = match_keyed(t_shot.events, found_events, pin_key)
     out["exact"] = same_events(t_shot.events, found_events)
-    rest_err, far_at_rest = [], []
+    rest_err, far_at_rest, not_found = [], [], []
     if f_shot is not None:
         vision_reds = [q for b, q in f_shot.end.items() if _kind(b) == "red"]
         for ball, p in t_shot.end.items():
@@ -457,10 +457,15 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
             elif ball in f_shot.end:
                 rest_err.append(float(np.hypot(*np.subtract(f_shot.end[ball], p))))
             else:
+                not_found.append(ball)
                 continue
             if rest_err[-1] > FAR_AT_REST_MM:
                 far_at_rest.append((ball, round(rest_err[-1], 1), [round(float(v)) for v in p]))
+    if f_shot is not None:  # reds are matched to the nearest: those vision has too few of are not found
+        n_reds = sum(_kind(b) == "red" for b in t_shot.end)
+        not_found += ["red"] * max(n_reds - sum(_kind(b) == "red" for b in f_shot.end), 0)
     out["rest_err"] = rest_err
+    out["not_found"] = not_found  # balls at rest in the truth's end that vision has nowhere
     out["far_at_rest"] = far_at_rest
     out["tv"] = verdict_of(args.discipline, calib.table, t_shot)
     out["fv"] = verdict_of(args.discipline, calib.table, f_raw) if f_raw is not None else "no shot found"
@@ -586,6 +591,7 @@ def main() -> None:
     n_truth = sum(r["n_truth"] for r in shots)
     n_found = sum(r["n_found"] for r in shots)
     rest_err = [x for r in shots for x in r["rest_err"]]
+    not_found = sum(len(r["not_found"]) for r in shots)
     compared = len(shots)
     same = sum(r["tv"] == r["fv"] for r in shots)
     stage = [r["stage"] for r in shots if r["stage"]]
@@ -604,7 +610,8 @@ def main() -> None:
               f"p95 {np.percentile(errors, 95) * 1000:.2f} ms")
     if rest_err:
         print(f"  ball position at rest: median {statistics.median(rest_err):.2f} mm, "
-              f"p99 {np.percentile(rest_err, 99):.2f} mm, max {max(rest_err):.2f} mm ({len(rest_err)} balls)")
+              f"p99 {np.percentile(rest_err, 99):.2f} mm, max {max(rest_err):.2f} mm ({len(rest_err)} balls; "
+              f"{not_found} more not found)")
     for name in ("pockets", "pins"):
         m, nt, nf = (sum(r[name][i] for r in shots) for i in range(3))
         if nt or nf:
@@ -631,6 +638,8 @@ def main() -> None:
                 print(f"  extra   seed {r['seed']}: {json.dumps(d)}")
             for ball, err, where in r.get("far_at_rest", ()):
                 print(f"  at rest seed {r['seed']}: {ball} {err} mm from the truth's place {where}")
+            for ball in r.get("not_found", ()):
+                print(f"  at rest seed {r['seed']}: {ball} not found")
             for dt, kind in r["slow"]:
                 print(f"  late    seed {r['seed']}: {kind} off by {dt * 1000:+.1f} ms")
         print("  missed by whose stage: " + (", ".join(f"{k} {v}" for k, v in sorted(blames.items())) or "none"))

@@ -37,6 +37,8 @@ class TrackerConfig:
     hidden_growth_mm_s: float = 300.0  # a hidden ball's gate grows this fast (a hand moving it under an arm)
     placed_frames: int = 8  # a blob resting this many frames where no ball is expected is a ball put down
     placed_mm: float = 4.0  # ... if it stays within this of where it first rested
+    placed_gap_frames: int = 5  # ... missing from at most this many frames running (a weak ball, the sinuca
+    # green on its cloth, is found in two frames of three: needing every frame, it was never placed)
     placed_identity: float = 0.5  # ... and it looks this much like a ball that has gone unseen
     identity_mm: float = 100.0  # how many mm of distance one nat of identity surprise is worth
     min_score: float = 0.2  # detections below this confidence are not used
@@ -52,6 +54,17 @@ class TrackerConfig:
     covered_score: float = 0.62  # a resting ball read this unsurely (a third of its edge unseen: under a cue) ...
     covered_mm: float = 1.5  # ... this far from where it rests, but within half a radius of it, is not seen there
     covered_hidden_frames: int = 15  # a ball hidden at rest this long is not found a radius off by so unsure a blob
+
+
+@dataclass(frozen=True)
+class _RestingBlob:
+    """An unassigned blob keeping still: where it first rested, in how many frames it was seen there, how many
+    frames since it first was, and how many running it has now been missing from."""
+
+    anchor: np.ndarray
+    seen: int
+    span: int
+    missing: int
 
 
 class BallTracker:
@@ -71,7 +84,7 @@ class BallTracker:
         self.last_t = np.full(n, np.nan)
         self.unseen = np.zeros(n, dtype=int)
         self.last_frame_t: float | None = None
-        self._resting_blobs: list[tuple[np.ndarray, int]] = []  # unassigned blobs that keep still: (point, frames)
+        self._resting_blobs: list[_RestingBlob] = []  # unassigned blobs that keep still
         self._members_for: tuple[str, ...] | None = None  # the classes _members was made for
         self._identity_for: tuple[str, ...] | None = None  # ... and _identity
         self._members = np.zeros((0, n))
@@ -141,15 +154,25 @@ class BallTracker:
         assigned = {b for b, _ in pairs}
         previous = self._resting_blobs
         self._resting_blobs = []
-        ready: list[tuple[int, int]] = []  # (detection, frames it has kept still)
+        ready: list[tuple[int, int]] = []  # (detection, frames since it first rested there)
+        matched: set[int] = set()
         for d in free:
             p = det.xy[d]
-            near = [(q, n) for q, n in previous if math.hypot(q[0] - p[0], q[1] - p[1]) <= self.c.placed_mm]
-            frames = 1 + max((n for _, n in near), default=0)
-            anchor = near[0][0] if near else p
-            self._resting_blobs.append((anchor, frames))
-            if frames >= self.c.placed_frames and det.classes:
-                ready.append((d, frames))
+            near = [k for k, q in enumerate(previous) if k not in matched and
+                    math.hypot(q.anchor[0] - p[0], q.anchor[1] - p[1]) <= self.c.placed_mm]
+            if near:
+                k = min(near, key=lambda k: -previous[k].seen)
+                matched.add(k)
+                blob = _RestingBlob(previous[k].anchor, previous[k].seen + 1, previous[k].span + 1, 0)
+            else:
+                blob = _RestingBlob(p, 1, 1, 0)
+            self._resting_blobs.append(blob)
+            if blob.seen >= self.c.placed_frames and det.classes:
+                ready.append((d, blob.span))
+        # A blob missing from a few frames is kept, in case it is a weak ball found one frame in two or three.
+        self._resting_blobs += [_RestingBlob(q.anchor, q.seen, q.span + 1, q.missing + 1)
+                                for k, q in enumerate(previous)
+                                if k not in matched and q.missing < self.c.placed_gap_frames]
         # All the blobs ready this frame are placed together, the likeliest (ball, blob) pairs first by the
         # detector's opinion of that very id: the carom whites go where the colour model reads them, so that the
         # frame-to-frame identity costs then agree with continuity instead of pulling the two labels across. A
