@@ -186,6 +186,36 @@ def test_a_ball_read_with_more_noise_than_the_still_step_settles_all_the_same():
     assert np.linalg.norm(readings[-1] - np.mean(readings[1:fd.recheck_moving_frames], axis=0)) < 0.2
 
 
+def test_a_doubtful_ball_at_rest_is_held_once_settled_and_searched_again_where_the_frame_changes():
+    """A weak ball at rest (the sinuca green on its cloth, scores 0.5-0.7) was searched for every frame and
+    dropped under the detector's minimum one frame in three. Once it has stayed put for ``recheck_moving_frames``
+    it is held where its measurements put it, like a sure ball; where the frame changes it is looked for again.
+    (Every detection is made doubtful here by asking for a score over 1.)"""
+    ball = np.array([600.0, 1100.0])
+    fd = FrameDetector(CAM, CAROM, "three_cushion", [_frame([], seed=s) for s in range(3)],
+                       incremental=True, change=ChangeConfig(refresh_every=10_000))
+    fd.sure_score = 1.01
+    searched = []
+    detect = fd.balls.detect
+
+    def spy(*args, **kwargs):
+        searched.append(bool(kwargs.get("rects")))
+        return detect(*args, **kwargs)
+
+    fd.balls.detect = spy
+    looked = []
+    for k in range(fd.recheck_moving_frames + 6):
+        searched.clear()
+        det = fd.detect(_frame([BallSpec(tuple(ball), WHITE)], seed=300 + k), k / 60)
+        assert len(det) == 1
+        looked.append(any(searched))
+    # Searched every frame until settled (the first frame is a whole-frame detection), then held.
+    assert all(looked[1:fd.recheck_moving_frames]) and not any(looked[-4:])
+    moved = ball + [40.0, 0.0]
+    det = fd.detect(_frame([BallSpec(tuple(moved), WHITE)], seed=400), 1.0)
+    assert len(det) == 1 and np.linalg.norm(det.xy[0] - moved) < 1.5
+
+
 def test_a_whole_frame_detection_comes_round_every_refresh_period():
     gate = ChangeGate(BallDetector(CAM, CAROM), ChangeConfig(refresh_every=5))
     small = BallDetector(CAM, CAROM).low_res(_frame([], seed=0))

@@ -195,9 +195,14 @@ class FrameDetector:
         # Looked at again every frame, changed or not: the doubtful detections and the places of those lost a
         # moment ago are searched for again (what is there may come and go), the sure balls that moved a moment
         # ago are measured again where they are.
+        # A doubtful detection that has stayed put for ``recheck_moving_frames`` is a weak ball at rest (the sinuca
+        # green on its cloth, 0.5-0.7): held where its measurements put it until the frame changes there, like a
+        # sure one. Searched for every frame, it scored under the detector's minimum one frame in three, and its
+        # track came and went.
         doubtful = last.score < self.sure_score if last is not None else np.zeros(0, bool)
-        recent = ~doubtful & (self._still < self.recheck_moving_frames) if last is not None else doubtful
-        search = np.concatenate([last.px[doubtful], self._lost]) if last is not None else self._lost
+        settled = self._still >= self.recheck_moving_frames if last is not None else doubtful
+        recent = ~doubtful & ~settled if last is not None else doubtful
+        search = np.concatenate([last.px[doubtful & ~settled], self._lost]) if last is not None else self._lost
         plan = self.gate.plan(small, self.balls.to_low(search) if len(search) else None,
                               self.balls.to_low(last.px[recent]) if recent.any() else None)
         clock.lap("change")
