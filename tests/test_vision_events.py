@@ -898,6 +898,26 @@ def test_a_slow_ball_grazing_a_cushion_met_it():
     assert len(met) == 1 and abs(met[0].t - float(data["t_cushion"])) < 0.02, ev
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_ball_running_along_a_cushion_at_a_few_degrees_grazes_it_and_one_passing_clear_does_not(seed):
+    """Sinuca seeds 198, 212 and 279: a red at 200-600 mm/s running along a cushion meets it at 3-7 degrees, its
+    normal speed 10-40 mm/s in and a little less out: too small a change for the kink, under a mm of approach
+    over four frames. Over twelve frames a side the distance to the cushion turns from falling to rising at the
+    nose, plainly against half-mm readings. A ball running by 3 mm clear of the nose, its path straight,
+    meets nothing."""
+    r = CAROM.ball_radius
+    start = {"spot": (r + 12.0, 600.0), "white": (900.0, 500.0), "red": (900.0, 2200.0)}
+    paths, truth = simulate(CAROM, start, {"spot": (-20.0, 350.0)}, 2.0, noise_mm=0.4, step=1e-4, decel=0.02,
+                            restitution=0.8, seed=seed)
+    assert [w for _, kind, w in truth if kind == "cushion"] == [("spot", "left")]
+    errors, misses, extras = match_events(find_events(paths, CAROM).events, truth, tolerance=0.02)
+    assert misses == 0 and extras == 0, (errors, misses, extras)
+    clear = {"spot": (r + 3.0, 600.0), "white": (900.0, 500.0), "red": (900.0, 2200.0)}
+    paths, truth = simulate(CAROM, clear, {"spot": (0.0, 350.0)}, 2.0, noise_mm=0.4, step=1e-4, decel=0.02,
+                            seed=seed)
+    assert not [e for e in find_events(paths, CAROM).events if e.type is EventType.CUSHION]
+
+
 def test_a_ball_kissed_hard_from_10_mm_off_a_cushion_met_it_within_the_frame():
     """Three-cushion seed 289 as the tracker saw it: the white kisses the spot, resting 9 mm off the left
     cushion's nose, which meets the cushion 5 ms later and comes off at 1.7 m/s: no frame sees it go in."""

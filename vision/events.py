@@ -73,6 +73,15 @@ class EventConfig:
     # ... and its normal speed there, in, is at least this: a ball rolling to a stop short of the nose, its
     # slowing allowed for, reaches its stop at none (eight frames of half-mm readings: about 5 mm/s of noise).
     touch_in_mm_s: float = 20.0
+    # A ball running along a cushion at a few degrees grazes it (sinuca and bilhar balls at 150-600 mm/s turned
+    # 4-15 degrees): its normal speed, 10-40 mm/s, turns from in to out at the nose, a change too small for the
+    # kink and an approach of under a mm over four frames. Its nearest frame within ``touch_nose_mm`` of R, it
+    # met the cushion when the gap's fits over ``graze_frames`` a side turn from in to out, each at
+    # ``graze_mm_s`` or more and each ``graze_t`` standard errors clear of nought: a straight path cannot turn
+    # away from a cushion it did not touch.
+    graze_frames: int = 12
+    graze_mm_s: float = 5.0
+    graze_t: float = 4.0
     off_cushion_mm: float = 3.0  # a second contact with the same cushion (or ball) only after parting this far
     slow_mm_s: float = 200.0  # under this a ball moves under 3.5 mm a frame: its lone misread frames are smoothed
     # A ball set off from rest with no contact found for it met a ball whose path passed within this of the point
@@ -834,7 +843,9 @@ class _Finder:
                     # 27 ms, where the bend of one fit is 12 ms early).
                     touching = smooth[m] - self.r <= self.c.touch_nose_mm and speed[b, m] < self.c.slow_mm_s
                     crept = touching and self._came_in(smooth, m, 2 * self.c.fit_frames)
-                    if not (came or crept):
+                    grazing = not (came or crept) and smooth[m] - self.r <= self.c.touch_nose_mm and \
+                        speed[b, m] >= self.c.moving_mm_s
+                    if not (came or crept or grazing):
                         continue
                     if self._resting(b, m - 1) and self._left_from_rest(b, m):
                         continue
@@ -851,6 +862,8 @@ class _Finder:
                             tc = self._cushion_time(b, gap, m, lambda p: gap_of(p, w, l), wide=True)
                     if tc is None and touching:
                         tc = self._touch_time(b, gap, m, name)
+                    if tc is None and grazing:
+                        tc = self._graze_time(b, gap, m)
                     if tc is not None:
                         out.append(Event(tc, EventType.CUSHION, ball=ball, cushion=name))
                         last = m
@@ -986,6 +999,40 @@ class _Finder:
                 best = (residual, float(tc), coef)
         _, tc, (g_c, v_in, v_out) = best
         if not (v_in < -self.c.touch_in_mm_s and v_out > -self.c.slow_in_mm_s * 0.2):
+            return None
+        if not -self.c.nose_mm <= g_c - self.r <= self.c.touch_nose_mm:
+            return None
+        return tc
+
+    def _graze_time(self, b: int, gap: np.ndarray, m: int) -> float | None:
+        """A ball running along the cushion at whose nose it is read (see ``graze_frames``): the bend of one fit
+        of the gap over ``graze_frames`` each side, two lines meeting at the contact, searched within two frames
+        of the nearest one. None unless the normal speed turns from in to out there, each side plainly so, at the
+        nose."""
+        t, k = self.p.t, self.c.graze_frames
+        big_m = len(t)
+        lo, hi = max(m - k, 0), min(m + k + 1, big_m)
+        firsts = [s[1] for s in self._starts.get(b, ()) if lo < s[1] <= m]  # not back over a start
+        if firsts:
+            lo = max(firsts)
+        frames = np.arange(lo, hi)
+        frames = frames[~np.isnan(gap[lo:hi])]
+        if np.count_nonzero(frames < m) < k // 2 or np.count_nonzero(frames > m) < k // 2:
+            return None
+        tt, g = t[frames], gap[frames]
+        best = None
+        for tc in np.linspace(t[max(m - 2, 0)], t[min(m + 2, big_m - 1)], 33):
+            d = tt - tc
+            a = np.stack([np.ones_like(d), np.minimum(d, 0.0), np.maximum(d, 0.0)], axis=1)
+            coef, *_ = np.linalg.lstsq(a, g, rcond=None)
+            residual = float(np.sum((a @ coef - g) ** 2))
+            if best is None or residual < best[0]:
+                best = (residual, float(tc), coef, a)
+        residual, tc, (g_c, v_in, v_out), a = best
+        noise = residual / max(len(g) - 3, 1)
+        se = np.sqrt(np.maximum(np.diag(np.linalg.pinv(a.T @ a)) * noise, 1e-12))
+        if not (v_in <= -self.c.graze_mm_s and v_out >= self.c.graze_mm_s and
+                -v_in >= self.c.graze_t * se[1] and v_out >= self.c.graze_t * se[2]):
             return None
         if not -self.c.nose_mm <= g_c - self.r <= self.c.touch_nose_mm:
             return None
