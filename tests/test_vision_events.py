@@ -89,6 +89,29 @@ def test_a_ball_set_moving_without_a_contact_after_the_strike_was_touched():
     assert abs(touched.t - 0.8) < 0.004
 
 
+@pytest.mark.parametrize("unseen_before_s, inferred", [(0.08, True), (0.7, False)])
+def test_a_ball_set_off_while_a_running_ball_is_unseen_nearby_was_met_by_it(unseen_before_s, inferred):
+    """Sinuca seed 123: the green, nearly the cloth's colour, unseen for ten frames as it came off a cushion into
+    a red; the red set off with nothing seen to explain it and read as touched, a foul. A ball that was running
+    and is unseen as another sets off, and could have got there, met it (with a note saying so). Unseen since
+    long before (0.7 s: it could be anywhere, or gone), nothing is inferred."""
+    layout = {"spot": (600.0, 600.0), "white": (1100.0, 2500.0), "red": (600.0, 1400.0)}
+    paths, truth = simulate(CAROM, layout, {"spot": (0.0, 900.0)}, 2.0, noise_mm=0.3, step=1e-4)
+    t_kiss = next(t for t, kind, _ in truth if kind == "ball_ball")
+    xy = paths.xy.copy()
+    s = paths.index("spot")
+    xy[s, (paths.t > t_kiss - unseen_before_s) & (paths.t < t_kiss + 0.1)] = np.nan
+    found = find_events(Paths(paths.balls, paths.t, xy), CAROM)
+    kisses = [e for e in found.events if e.type is EventType.BALL_BALL]
+    touched = [e for e in found.events if e.type is EventType.TOUCHED]
+    if inferred:
+        assert len(kisses) == 1 and set(kisses[0].balls) == {"spot", "red"} and not touched, found.events
+        assert abs(kisses[0].t - t_kiss) < 0.02
+        assert any("contact inferred" in n for n in found.notes)
+    else:
+        assert not kisses and [e.ball for e in touched] == ["red"], found.events
+
+
 def test_the_strike_time_is_carried_back_to_the_resting_point():
     layout = {"spot": (300.0, 300.0), "white": (1100.0, 2500.0), "red": (1100.0, 400.0)}
     paths, truth = simulate(CAROM, layout, {"spot": (500.0, 1800.0)}, 1.0, noise_mm=0.3, t_strike=0.1234,

@@ -83,6 +83,13 @@ class EventConfig:
     graze_mm_s: float = 5.0
     graze_t: float = 4.0
     off_cushion_mm: float = 3.0  # a second contact with the same cushion (or ball) only after parting this far
+    # A ball setting off with nothing seen to explain it, while another that was running is unseen (sinuca seed
+    # 123: the green, nearly the cloth's colour, lost for ten frames as it came off a cushion into a red), was
+    # met by that one if it could have got there: its last sighting within ``hidden_reach_s`` before, and no
+    # farther from the point 2R behind the one set off than its speed then carries it, with ``hidden_slack_mm``.
+    # Calling a touch is calling a foul, on a ball whose every neighbour was not seen.
+    hidden_reach_s: float = 0.5
+    hidden_slack_mm: float = 30.0
     slow_mm_s: float = 200.0  # under this a ball moves under 3.5 mm a frame: its lone misread frames are smoothed
     # A ball set off from rest with no contact found for it met a ball whose path passed within this of the point
     # 2R behind it (against the way it left), within this many frames of its onset (see ``_met_passing``).
@@ -161,6 +168,7 @@ class _Finder:
         # Such a contact explains only the ball it set off (the other was going already), so it is kept apart
         # from the contacts ``_explained`` reads.
         met_by: set[tuple[float, str]] = set()
+        met_unseen: list[str] = []
         passing: list[Event] = []
         for t, ball in sorted(onsets):
             if self._explained(ball, t, contacts, set_off):
@@ -176,6 +184,9 @@ class _Finder:
                 continue
             if self._carried(ball, t, contacts + passing):
                 events.append(Event(t, EventType.TOUCHED, ball=ball))
+            elif strike_t is not None and (unseen := self._met_unseen(ball, t)) is not None:
+                events.append(Event(t, EventType.BALL_BALL, balls=(unseen, ball)))
+                met_unseen.append(f"{ball} set off at {t:.3f} s with {unseen} unseen nearby: their contact inferred")
             elif strike_t is None:
                 strike_t, struck = t, ball
                 events.append(Event(t, EventType.STRIKE, ball=ball))
@@ -191,8 +202,35 @@ class _Finder:
             # Nothing of this shot happens before the cue strikes (a contact fitted a hair early is the strike's).
             events = [e if e.t >= strike_t or e.type is EventType.STRIKE else _at(e, strike_t) for e in events]
             events.sort(key=lambda e: (e.t, e.type is not EventType.STRIKE))
-        notes = tuple(f"{b} hidden during the shot" for b in hidden)
+        notes = tuple(f"{b} hidden during the shot" for b in hidden) + tuple(met_unseen)
         return ShotEvents(tuple(events), moving, hidden, notes, moving_at)
+
+    def _met_unseen(self, ball: str, t_on: float) -> str | None:
+        """The one ball that, running and then unseen when ``ball`` set off unexplained at ``t_on``, could have
+        met it (see ``hidden_reach_s``); None if none or more than one could."""
+        b = self.p.index(ball)
+        way = self._way_left(b, t_on)
+        if way is None:
+            return None
+        rest, d = way
+        behind = rest - 2 * self.r * d  # where the other's centre was at the contact
+        t = self.p.t
+        k0 = min(int(np.searchsorted(t, t_on)), len(t) - 1)
+        found = []
+        for o, other in enumerate(self.p.balls):
+            if o == b or self.seen[o, max(k0 - 1, 0):k0 + 1].any():
+                continue
+            before = np.nonzero(self.seen[o, :k0])[0]
+            if not len(before):
+                continue
+            ka = int(before[-1])
+            late = t_on - t[ka]
+            pace = float(np.nanmax(self.speed[o, max(ka - 2, 0):ka + 1], initial=0.0))
+            if late > self.c.hidden_reach_s or pace < self.c.moving_mm_s:
+                continue
+            if float(np.linalg.norm(self.p.xy[o, ka] - behind)) <= pace * late + self.c.hidden_slack_mm:
+                found.append(other)
+        return found[0] if len(found) == 1 else None
 
     def _rolling(self, ball: str | None, t: float) -> bool:
         """Whether ``ball`` is still moving at ``t``."""
