@@ -227,10 +227,14 @@ class BallDetector:
             # half stayed in the model, and against it the green was never found again, all shot long). Its
             # candidate lies up to half a radius towards its shaded side, hence the wider disc; painting a
             # stretch of bare cloth with the cloth round it changes nothing.
-            # (Not where the mask is a line: a chalk line erased from the model would differ in every frame.)
+            # Only a lone blob, cloth all round it at 1.4 radii as round a ball: not a line (a chalk line erased
+            # from the model would differ in every frame), nor the faint edge of a hand or a cue lying over the
+            # cloth (painted out, it showed as foreground and its knuckles as balls: FedericoPivotto's overhead
+            # frames, two false balls on the player's hand).
             rough_fg = self.foreground(frame, rough_model)
-            pts, vals, _ = self.candidates(rough_fg)
-            loose = self.to_full(pts[~self._too_thin(rough_fg, pts, vals)])
+            pts, vals, resp = self.candidates(rough_fg)
+            lone = (self._ring_contrast(resp, pts, vals) > 0.6 * vals) & ~self._too_thin(rough_fg, pts, vals)
+            loose = self.to_full(pts[lone])
             if len(loose) and len(found) + len(rough_found):
                 fitted = np.concatenate([found.px, rough_found.px])
                 loose = loose[distances(loose, fitted).min(axis=1) > self.radius_low * self.scale]
