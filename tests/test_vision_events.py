@@ -813,6 +813,20 @@ def test_a_soft_kiss_read_setting_off_early_is_timed_where_the_kisser_comes_to_2
     assert [e.balls for e in kisses] == [("cue", "red13")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, ev
 
 
+def test_a_ball_held_at_rest_and_kissed_into_a_near_cushion_set_off_at_the_kiss_not_before():
+    """Sinuca seed 173 as the tracker saw it (vision's red14 is the truth's red8): the red rests 17 mm off the
+    bottom cushion, held by the detector at one reading frame after frame; the cue ball kisses it at 2.7 m/s and
+    it is read 6.6 mm into the cushion, then 7.1 mm off its resting point coming back out. The line through those
+    first frames is slow, so its start was looked for up to four frames earlier, and the frames read exactly at
+    the resting point (an offset of nought) counted as "on its way": it set off four frames before the kiss, with
+    nothing to explain it, and read as touched."""
+    paths, data = _recorded_paths("sinuca_red_held_at_rest_kissed_into_a_near_cushion.npz")
+    ev = find_events(paths, SINUCA, strikers=("cue",)).events
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL]
+    assert [set(e.balls) for e in kisses] == [{"cue", "red14"}] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01
+
+
 def test_a_slow_ball_stopping_dead_on_a_resting_one_that_barely_moves_kissed_it():
     """Sinuca seed 116 as the tracker saw it (every ball, the whole clip; vision's red3 is the truth's red10): the
     red at 34 mm/s kisses the resting yellow and stops dead at 2R from it; the yellow moves only 1.5 mm (to

@@ -49,6 +49,10 @@ class EventConfig:
     rest_s: float = 0.25  # still this long, a ball is at rest (and may set off again: a touch)
     start_clear_mm: float = 8.0  # ... and this far within 8 frames of setting off, or it did not set off
     slow_start_frames: int = 4  # a slow ball's start is looked for up to this many frames before it is 2 mm off
+    # ... in those frames it must be read off its resting point the way it went, by more than this: a reading at
+    # the resting point itself (the detector holds a settled ball at one reading) is at rest. (Not more: a ball
+    # kissed to creep reads a few hundredths of a mm along its way in its first frames, bilhar seed 128's 6.)
+    on_way_mm: float = 1e-3
     creep_s: float = 1.0  # ... or, rested a while before, clear within this long and staying clear (kissed softly)
     creep_clear_mm: float = 4.0  # ... by this much (a pool ball kissed at 30 mm/s rests again 6 mm on)
     moving_mm_s: float = 40.0  # faster than this a ball is moving (position noise alone stays well under it)
@@ -1190,7 +1194,10 @@ class _Finder:
         n = 0
         for k in range(first - 1, max(first - 1 - back, -1), -1):
             off = xy[k] - rest
-            if np.isnan(off[0]) or float(off @ way) < 0.5 * float(np.linalg.norm(off)):
+            # Over ``on_way_mm`` along the way: a frame read at the resting point itself is at rest (a ball held
+            # by the detector reads there exactly, and an offset of nought was "on its way": sinuca seed 173's
+            # red set off four frames before the cue ball reached it, and read as touched).
+            if np.isnan(off[0]) or float(off @ way) <= max(0.5 * float(np.linalg.norm(off)), self.c.on_way_mm):
                 break
             n += 1
         return n
