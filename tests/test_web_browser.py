@@ -85,7 +85,9 @@ def test_page_updates_when_a_shot_is_judged(table, tmp_path: Path) -> None:
     sync_api.expect(page.locator("#lines")).to_contain_text("no carom")
     sync_api.expect(page.locator("#side-A")).to_have_class("player shooting")
     sync_api.expect(page.locator("#diagram")).to_be_visible()
-    page.wait_for_function("document.getElementById('diagram').naturalWidth > 0")
+    # A function, not an expression: Playwright polls an expression through eval, which the page's CSP forbids
+    # (it failed whenever the diagram had not loaded at the first look).
+    page.wait_for_function("() => document.getElementById('diagram').naturalWidth > 0")
     shot = screenshot(page, tmp_path, "scoreboard_phone.png")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
