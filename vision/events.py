@@ -1015,36 +1015,29 @@ class _Finder:
         not go on into the cushion."""
         t, k = self.p.t, 2 * self.c.fit_frames
         big_m = len(t)
-        lo, hi = max(m - k, 0), min(m + k, big_m)
-        # Not back over a start: the resting frames are not on the line it came in along.
-        firsts = [s[1] for s in self._starts.get(b, ()) if lo < s[1] <= m]
-        if firsts:
-            lo = max(firsts)
-        frames = np.arange(lo, hi)
-        frames = frames[~np.isnan(gap[lo:hi])]
+        frames = self._frames_about(b, gap, m, max(m - k, 0), min(m + k, big_m))
         if np.count_nonzero(frames < m) < self.c.fit_frames or np.count_nonzero(frames >= m) < self.c.fit_frames:
             return None
-        tt, g = t[frames], gap[frames]
         incoming = frames[frames < m]
         way = self.p.xy[b, incoming[-1]] - self.p.xy[b, incoming[0]]
         along = float(np.linalg.norm(way))
         decel = self.c.roll_decel_mm_s2 * (abs(float(way[_OUTWARD[name][0]])) / along if along > 0 else 1.0)
-        best = None
-        for tc in np.linspace(t[max(m - self.c.fit_frames, 0)], t[min(m + 2, big_m - 1)], 97):
-            d = tt - tc
-            # gap = g_c + v_in d + decel d^2 / 2 before the contact (d < 0), g_c + v_out d after
-            y = g - np.where(d < 0, 0.5 * decel * d * d, 0.0)
-            a = np.stack([np.ones_like(d), np.minimum(d, 0.0), np.maximum(d, 0.0)], axis=1)
-            coef, *_ = np.linalg.lstsq(a, y, rcond=None)
-            residual = float(np.sum((a @ coef - y) ** 2))
-            if best is None or residual < best[0]:
-                best = (residual, float(tc), coef)
-        _, tc, (g_c, v_in, v_out) = best
+        tcs = np.linspace(t[max(m - self.c.fit_frames, 0)], t[min(m + 2, big_m - 1)], 97)
+        _, tc, (g_c, v_in, v_out), _ = _bent_fit(t[frames], gap[frames], tcs, decel)
         if not (v_in < -self.c.touch_in_mm_s and v_out > -self.c.slow_in_mm_s * 0.2):
             return None
         if not -self.c.nose_mm <= g_c - self.r <= self.c.touch_nose_mm:
             return None
         return tc
+
+    def _frames_about(self, b: int, gap: np.ndarray, m: int, lo: int, hi: int) -> np.ndarray:
+        """The frames in [lo, hi) where ball ``b``'s gap was read, not back over a start from rest before frame
+        ``m`` (the resting frames are not on the line it came in along)."""
+        firsts = [s[1] for s in self._starts.get(b, ()) if lo < s[1] <= m]
+        if firsts:
+            lo = max(firsts)
+        frames = np.arange(lo, hi)
+        return frames[~np.isnan(gap[lo:hi])]
 
     def _graze_time(self, b: int, gap: np.ndarray, m: int) -> float | None:
         """A ball running along the cushion at whose nose it is read (see ``graze_frames``): the bend of one fit
@@ -1053,25 +1046,12 @@ class _Finder:
         nose."""
         t, k = self.p.t, self.c.graze_frames
         big_m = len(t)
-        lo, hi = max(m - k, 0), min(m + k + 1, big_m)
-        firsts = [s[1] for s in self._starts.get(b, ()) if lo < s[1] <= m]  # not back over a start
-        if firsts:
-            lo = max(firsts)
-        frames = np.arange(lo, hi)
-        frames = frames[~np.isnan(gap[lo:hi])]
+        frames = self._frames_about(b, gap, m, max(m - k, 0), min(m + k + 1, big_m))
         if np.count_nonzero(frames < m) < k // 2 or np.count_nonzero(frames > m) < k // 2:
             return None
-        tt, g = t[frames], gap[frames]
-        best = None
-        for tc in np.linspace(t[max(m - 2, 0)], t[min(m + 2, big_m - 1)], 33):
-            d = tt - tc
-            a = np.stack([np.ones_like(d), np.minimum(d, 0.0), np.maximum(d, 0.0)], axis=1)
-            coef, *_ = np.linalg.lstsq(a, g, rcond=None)
-            residual = float(np.sum((a @ coef - g) ** 2))
-            if best is None or residual < best[0]:
-                best = (residual, float(tc), coef, a)
-        residual, tc, (g_c, v_in, v_out), a = best
-        noise = residual / max(len(g) - 3, 1)
+        tcs = np.linspace(t[max(m - 2, 0)], t[min(m + 2, big_m - 1)], 33)
+        residual, tc, (g_c, v_in, v_out), a = _bent_fit(t[frames], gap[frames], tcs)
+        noise = residual / max(len(frames) - 3, 1)
         se = np.sqrt(np.maximum(np.diag(np.linalg.pinv(a.T @ a)) * noise, 1e-12))
         if not (v_in <= -self.c.graze_mm_s and v_out >= self.c.graze_mm_s and
                 -v_in >= self.c.graze_t * se[1] and v_out >= self.c.graze_t * se[2]):
@@ -1542,6 +1522,23 @@ def _entry_time(t: np.ndarray, xy: np.ndarray, spot: np.ndarray, reach: float, l
 def _first_seen(seen: np.ndarray, start: int) -> int | None:
     idx = np.nonzero(seen[start:])[0]
     return None if not len(idx) else start + int(idx[0])
+
+
+def _bent_fit(tt: np.ndarray, g: np.ndarray, bends: np.ndarray, decel: float = 0.0
+              ) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """One line bent once, fitted to a gap ``g`` read at ``tt``: g = g_c + v_in d + decel d^2 / 2 before the bend
+    (d = t - t_c < 0), g_c + v_out d after, the bend t_c the best of ``bends``. Returns (squared residual, t_c,
+    (g_c, v_in, v_out), the design matrix at t_c)."""
+    best = None
+    for tc in bends:
+        d = tt - tc
+        y = g - np.where(d < 0, 0.5 * decel * d * d, 0.0)
+        a = np.stack([np.ones_like(d), np.minimum(d, 0.0), np.maximum(d, 0.0)], axis=1)
+        coef, *_ = np.linalg.lstsq(a, y, rcond=None)
+        residual = float(np.sum((a @ coef - y) ** 2))
+        if best is None or residual < best[0]:
+            best = (residual, float(tc), coef, a)
+    return best
 
 
 def _residual(t: np.ndarray, g: np.ndarray, f: LineFit) -> float:
