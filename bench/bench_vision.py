@@ -73,14 +73,21 @@ def _key(e) -> tuple:
 
 def match_keyed(truth, found, key) -> tuple[int, int, int]:
     """(matched, in the truth, found) of the events ``key`` names (None: not counted), each matched once."""
-    t_keys = [key(e) for e in truth if key(e) is not None]
+    missed, extra = unmatched_keyed(truth, found, key)
+    n_truth = sum(key(e) is not None for e in truth)
+    return n_truth - len(missed), n_truth, n_truth - len(missed) + len(extra)
+
+
+def unmatched_keyed(truth, found, key) -> tuple[list[tuple], list[tuple]]:
+    """The keys of the truth's events vision has not, and of vision's the truth has not (each matched once)."""
     f_keys = [key(e) for e in found if key(e) is not None]
-    matched = 0
-    for k in t_keys:
+    missed = []
+    for k in (key(e) for e in truth if key(e) is not None):
         if k in f_keys:
             f_keys.remove(k)
-            matched += 1
-    return matched, len(t_keys), matched + len(f_keys)
+        else:
+            missed.append(k)
+    return missed, f_keys
 
 
 def pocket_key(e) -> tuple | None:
@@ -485,6 +492,10 @@ def run_one(args: argparse.Namespace, seed: int) -> dict | None:
         else:
             truth_events = t_shot.events
         out["missed"] = [diagnose(e, frames, feed, calib.table, args.fps, found_events, window=win) for e in missed]
+        out["keyed"] = [(verb, name, k) for name, key in (("pocket", pocket_key), ("pin", pin_key))
+                        for verb, keys in zip(("missed", "extra"), unmatched_keyed(t_shot.events, f_shot.events
+                                                                                    if f_shot else (), key))
+                        for k in keys]
         out["spurious"] = [diagnose(e, frames, feed, calib.table, args.fps, truth_events, vision_names=True)
                            for e in spurious]
     return out
@@ -636,6 +647,8 @@ def main() -> None:
                 print(f"  missed  seed {r['seed']}: {json.dumps(d)}")
             for d in r["spurious"]:
                 print(f"  extra   seed {r['seed']}: {json.dumps(d)}")
+            for verb, name, k in r.get("keyed", ()):
+                print(f"  {verb:<7} seed {r['seed']}: {name} {' '.join(str(v) for v in k)}")
             for ball, err, where in r.get("far_at_rest", ()):
                 print(f"  at rest seed {r['seed']}: {ball} {err} mm from the truth's place {where}")
             for ball in r.get("not_found", ()):
