@@ -917,6 +917,19 @@ def test_a_resting_ball_read_with_more_noise_than_the_others_is_not_set_off_by_i
     assert len(kisses) == 1 and abs(kisses[0].t - float(data["t_kiss"])) < 0.02, ev
 
 
+def test_a_resting_ball_read_off_as_a_ball_passed_and_back_at_its_place_had_not_crept_off():
+    """Sinuca seed 151 as the tracker saw it: the green reads 2-3 mm off while the cue ball passes 10-25 mm from
+    it, back at its place 0.2 s later, then the cue ball comes back off the cushion and kisses it. Its real start
+    within the creep test's second made the misreading a soft kiss's creep: touched, a foul, before the kiss."""
+    paths, data = _recorded_paths("sinuca_green_read_off_as_the_cue_ball_passed.npz")
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL and "green" in e.balls]
+    assert len(kisses) == 1 and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, ev
+    first = next(e for e in ev if e.type is EventType.BALL_BALL)
+    assert first.balls == ("cue", "red11"), ev  # the red first: no foul
+
+
 def test_a_ball_unseen_as_it_was_kissed_met_the_ball_that_passed_in_the_hidden_frames():
     """Sinuca seed 198 as the tracker saw it: a red kisses the resting black, the two one blob for four frames;
     the black's start is only known to lie in them, and the red passed where it met the black three and a half
