@@ -930,6 +930,18 @@ def test_a_resting_ball_read_off_as_a_ball_passed_and_back_at_its_place_had_not_
     assert first.balls == ("cue", "red11"), ev  # the red first: no foul
 
 
+def test_a_ball_unseen_then_misread_far_off_for_one_frame_was_not_struck():
+    """Sinuca seed 236 as the tracker saw it: a red, unseen for five frames as the player leant over it, is read
+    77 mm off for one frame (another blob taken for it) and back at its place the next. With no sighting among
+    the four frames before, the misread frame was its start: the red was struck, a wrong-ball foul."""
+    paths, data = _recorded_paths("sinuca_red_unseen_then_misread_once_before_the_strike.npz")
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    assert [(e.type, e.ball or e.balls) for e in ev][:2] == [(EventType.STRIKE, "cue"),
+                                                             (EventType.BALL_BALL, ("cue", "brown"))], ev
+    assert abs(ev[0].t - float(data["t_strike"])) < 0.004
+    assert not [e for e in ev if e.ball == "red15"], ev
+
+
 def test_a_ball_unseen_as_it_was_kissed_met_the_ball_that_passed_in_the_hidden_frames():
     """Sinuca seed 198 as the tracker saw it: a red kisses the resting black, the two one blob for four frames;
     the black's start is only known to lie in them, and the red passed where it met the black three and a half

@@ -1095,8 +1095,11 @@ class _Finder:
                 # frame taken for its resting point.)
                 next_few = xy[b, window(first + 1, first + 4, big_m)]
                 next_few = next_few[~np.isnan(next_few[:, 0])]
-                just_before = xy[b, window(first - 4, first, big_m)]
-                just_before = just_before[~np.isnan(just_before[:, 0])]
+                # (Its last sightings before, not its last frames: a red unseen for five frames under the cue's
+                # arm, read 77 mm off for one frame (another blob taken for it) and back, had none in those and
+                # was the ball struck, sinuca seed 236.)
+                before = self.seen[b, window(first - 12, first, big_m)].nonzero()[0][-4:] + max(first - 12, 0)
+                just_before = xy[b, before]
                 if len(next_few) >= 2 and len(just_before) and float(np.median(np.linalg.norm(
                         next_few - just_before.mean(axis=0), axis=1))) <= off_by / 2:
                     k = first + 1
