@@ -942,6 +942,28 @@ def test_a_ball_unseen_then_misread_far_off_for_one_frame_was_not_struck():
     assert not [e for e in ev if e.ball == "red15"], ev
 
 
+def test_a_resting_ball_whose_track_takes_a_passing_balls_blob_now_and_then_was_not_kissed():
+    """Sinuca seed 183 as the tracker saw it: the black rolls by the resting blue 1-3 mm clear of it; in three
+    frames of six the two are one detection half way between them, the black unseen, and the blue's track takes
+    it, 20 mm off and back the frame after. Each such frame read as a start, a kink: three kisses."""
+    paths, _ = _recorded_paths("sinuca_black_passing_the_blue_read_as_one_blob.npz")
+    assert (np.linalg.norm(np.diff(paths.xy[0], axis=0), axis=1) > 15).sum() >= 5  # the spikes are there
+    ev = find_events(paths, preset("sinuca_br")).events
+    assert not [e for e in ev if e.type in (EventType.BALL_BALL, EventType.TOUCHED)], ev
+
+
+def test_a_lone_reading_far_off_is_dropped_but_a_ball_struck_from_rest_is_not():
+    t = np.arange(0, 1.0, 1 / 60)
+    still = straight_path(t, (600.0, 900.0), (0.0, 0.0))
+    spiked = still.copy()
+    spiked[30] += (0.0, 20.0)  # one frame read 20 mm off, back the next
+    struck = straight_path(t, (300.0, 900.0), (0.0, 1500.0), 0.5)  # 25 mm a frame from rest
+    ev = find_events(Paths(("cue", "7", "3"), t, np.stack([struck, spiked, straight_path(t, (1000.0, 2000.0),
+                                                                                        (0.0, 0.0))])), POOL)
+    assert [(e.type, e.ball) for e in ev.events] == [(EventType.STRIKE, "cue")], ev.events
+    assert abs(ev.events[0].t - 0.5) < 0.005
+
+
 def test_a_ball_unseen_as_it_was_kissed_met_the_ball_that_passed_in_the_hidden_frames():
     """Sinuca seed 198 as the tracker saw it: a red kisses the resting black, the two one blob for four frames;
     the black's start is only known to lie in them, and the red passed where it met the black three and a half
