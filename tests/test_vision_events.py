@@ -952,6 +952,17 @@ def test_a_resting_ball_whose_track_takes_a_passing_balls_blob_now_and_then_was_
     assert not [e for e in ev if e.type in (EventType.BALL_BALL, EventType.TOUCHED)], ev
 
 
+def test_a_resting_ball_read_as_the_blob_of_a_ball_crawling_into_it_for_frames_was_kissed_not_touched():
+    """Three-cushion seed 165 as the tracker saw it: the white crawls at 40 mm/s into the red resting in a corner;
+    for five frames the two are one detection between them, the white unseen, and the red's track takes it, 29 mm
+    off, then back. The red read as set off with no contact: touched, a foul, where the truth has a kiss."""
+    paths, data = _recorded_paths("carom_red_read_as_the_white_crawling_into_it.npz")
+    ev = find_events(paths, CAROM, strikers=("white",)).events
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL]
+    assert [e.balls for e in kisses] == [("white", "red")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.02, ev
+
+
 def test_a_lone_reading_far_off_is_dropped_but_a_ball_struck_from_rest_is_not():
     t = np.arange(0, 1.0, 1 / 60)
     still = straight_path(t, (600.0, 900.0), (0.0, 0.0))

@@ -27,6 +27,7 @@ paths, not from the frame:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,10 +100,11 @@ class EventConfig:
     hidden_reach_s: float = 0.5
     hidden_slack_mm: float = 30.0
     slow_mm_s: float = 200.0  # under this a ball moves under 3.5 mm a frame: its lone misread frames are smoothed
-    # A reading this far from where a ball was read the frame before and the frame after, those two within
-    # ``spike_ends_mm`` of each other, is not the ball (see ``_despiked``).
+    # Up to ``spike_frames`` readings running this far from where a ball was read the frame before them and the
+    # frame after, those two within ``spike_ends_mm`` of each other, are not the ball (see ``_despiked``).
     spike_mm: float = 8.0
     spike_ends_mm: float = 3.0
+    spike_frames: int = 6
     # A ball set off from rest with no contact found for it met a ball whose path passed within this of the point
     # 2R behind it (against the way it left), within this many frames of its onset (see ``_met_passing``).
     passing_mm: float = 12.0
@@ -150,7 +152,7 @@ class _Finder:
         # must not reach back over a start (the resting frames are not on the line the ball then runs along).
         self._starts: dict[int, list[tuple[float, int, np.ndarray]]] = {}
         self._bounces: dict[int, list[float]] = {}  # each ball's cushion contacts: a kiss's fit starts after them
-        self.p = _despiked(self._into_pockets(paths), config.spike_mm, config.spike_ends_mm)
+        self.p = _despiked(self._into_pockets(paths), config.spike_mm, config.spike_ends_mm, config.spike_frames)
         self.strikers = strikers
         self.pins = pins
         self.seen = self.p.seen
@@ -1484,33 +1486,58 @@ def _speeds(paths: Paths) -> np.ndarray:
     return np.nan_to_num(v)
 
 
-def _despiked(paths: Paths, spike_mm: float, ends_mm: float) -> Paths:
-    """The paths without the lone readings that are not their ball: read over ``spike_mm`` from the midpoint of the
-    frames either side, which lie within ``ends_mm`` of each other. No ball goes 8 mm away and comes back within
-    two frames (a ball at rest struck is 16 mm further on the frame after). A resting ball's track takes now and
-    then the one detection a ball passing 1-3 mm from it makes of the two while the other is unseen, half way
-    between them (sinuca seed 183: the blue read 20 mm off in three frames of six as the black went by): each
-    such frame read as a start, a kink, a kiss."""
+def _despiked(paths: Paths, spike_mm: float, ends_mm: float, max_frames: int) -> Paths:
+    """The paths without the short runs of readings that are not their ball: up to ``max_frames`` frames read over
+    ``spike_mm`` from the midpoint of the frames either side of the run, which lie within ``ends_mm`` of each
+    other. No ball goes 8 mm away and comes back within a few frames (a ball at rest struck is 16 mm further on
+    the frame after). A resting ball's track takes the one detection a ball passing 1-3 mm from it makes of the
+    two while the other is unseen, half way between them: sinuca seed 183's blue, read 20 mm off in three lone
+    frames of six as the black went by, three kisses; three-cushion seed 165's red in a corner, 29 mm off for five
+    frames as the white crawled up to it, touched (a foul) before it was kissed."""
     xy = paths.xy
-    if xy.shape[1] < 3:
-        return paths
-    before, here, after = xy[:, :-2], xy[:, 1:-1], xy[:, 2:]
-    mid = 0.5 * (before + after)
-    with np.errstate(invalid="ignore"):
-        spike = (np.linalg.norm(before - after, axis=2) <= ends_mm) & \
-            (np.linalg.norm(here - mid, axis=2) > spike_mm)
-    if not spike.any():
-        return paths
-    out = xy.copy()
-    out[:, 1:-1][spike] = np.nan
-    return Paths(paths.balls, paths.t, out)
+    big_m = xy.shape[1]
+    out = None
+    # Five frames a side (NaN where there are none), so that the frames either side of a run can be told still.
+    side_n = 5
+    padded = np.pad(xy, ((0, 0), (side_n - 1, side_n - 1), (0, 0)), constant_values=np.nan)
+    for run in range(1, max_frames + 1):
+        if big_m < run + 2:
+            break
+        before, after = xy[:, :big_m - run - 1], xy[:, run + 1:]
+        mid = 0.5 * (before + after)
+        n = big_m - run - 1
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN sides: not still
+            ends = np.linalg.norm(before - after, axis=2) <= ends_mm  # (B, M - run - 1), False where unseen
+            # ... and the ball still on both sides, most of five frames each within ``ends_mm`` of there, as a
+            # resting ball is: one struck into another that rebounds off a cushion into it comes back by where it
+            # was and goes on (three-cushion's spot, a test here), one rattling in a corner's jaws passes the same
+            # point every few frames (sinuca seed 299's yellow).
+            sides = [padded[:, j:j + n] for j in range(side_n)] + \
+                [padded[:, run + side_n + j:run + side_n + j + n] for j in range(side_n)]
+            for side in (sides[:side_n], sides[side_n:]):
+                spread = np.nanmedian(np.stack([np.linalg.norm(q - mid, axis=2) for q in side]), axis=0)
+                ends &= spread <= ends_mm
+            off = np.ones_like(ends)
+            seen_in = np.zeros_like(ends)
+            for k in range(1, run + 1):  # every reading in the run far off (unseen ones allowed), one at least
+                inside = xy[:, k:big_m - run - 1 + k]
+                d = np.linalg.norm(inside - mid, axis=2)
+                off &= np.isnan(d) | (d > spike_mm)
+                seen_in |= ~np.isnan(d)
+        spike = ends & off & seen_in
+        if not spike.any():
+            continue
+        out = xy.copy() if out is None else out
+        for b, k in zip(*np.nonzero(spike)):
+            out[b, k + 1:k + 1 + run] = np.nan
+    return paths if out is None else Paths(paths.balls, paths.t, out)
 
 
 def _median3(d: np.ndarray) -> np.ndarray:
     """Each sample the median of itself and its two neighbours (NaN neighbours ignored; the ends kept)."""
     if len(d) < 3:
         return d.copy()
-    import warnings
     stack = np.stack([d[:-2], d[1:-1], d[2:]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all three unseen: stays NaN
