@@ -237,7 +237,7 @@ class FrameDetector:
         if len(guesses) and len(new):  # ... and what was fitted from those guesses stands wherever it lies
             wanted |= distances(new.px, guesses).min(axis=1) < 1.5 * new.radius_px
         new = new.subset(wanted)
-        back = self._not_refound(image, t, small, last, remeasure, guesses, new, kept)
+        back = self._not_refound(image, t, small, last, remeasure, guesses, new, kept, clock)
         if back.any():  # still there: kept as they were
             kept = Detections.concat(t, [kept, last.subset(back)], self.identity.classes)
             kept_age = np.concatenate([kept_age, self._age[back]])
@@ -263,7 +263,7 @@ class FrameDetector:
                 joined(kept_n, new_n))
 
     def _not_refound(self, image: np.ndarray, t: float, small: np.ndarray, last: Detections, remeasure: np.ndarray,
-                     guesses: np.ndarray, new: Detections, kept: Detections) -> np.ndarray:
+                     guesses: np.ndarray, new: Detections, kept: Detections, clock: StageClock) -> np.ndarray:
         """Which detections of the frame before (a mask over ``last``) were measured again from their guesses
         where nothing changed, not found again, and are still there all the same.
 
@@ -284,7 +284,8 @@ class FrameDetector:
             return back
         was = np.nonzero(remeasure)[0][missed]
         refit = self.balls.detect(image, t, self.background, rects=(), small=small, guesses=guesses[missed],
-                                  neighbours=kept.px, min_score=0.0)
+                                  neighbours=kept.px, min_score=0.0, timings=self.timings)
+        clock.restart()  # the second fit went to the detector's own stages
         if len(refit) != len(was):  # two fits landed on one ball: neither is sure to be its own
             return back
         here = np.hypot(*(refit.px - last.px[was]).T) < self.kept_within_radii * last.radius_px[was]
