@@ -1104,8 +1104,7 @@ class _Finder:
                 # (Its last sightings before, not its last frames: a red unseen for five frames under the cue's
                 # arm, read 77 mm off for one frame (another blob taken for it) and back, had none in those and
                 # was the ball struck, sinuca seed 236.)
-                before = self.seen[b, window(first - 12, first, big_m)].nonzero()[0][-4:] + max(first - 12, 0)
-                just_before = xy[b, before]
+                just_before = xy[b, _last_sightings(self.seen[b], first, 4, 12)]
                 if len(next_few) >= 2 and len(just_before) and float(np.median(np.linalg.norm(
                         next_few - just_before.mean(axis=0), axis=1))) <= off_by / 2:
                     k = first + 1
@@ -1215,14 +1214,15 @@ class _Finder:
         if not len(soon) or float(np.linalg.norm(soon[-1] - before[-1])) < 3.0 * crawled + self.c.rest_mm:
             return False
         after = xy[window(first, first + int(np.ceil(self.c.creep_s / self.dt)), big_m)]
-        off = np.linalg.norm(after[~np.isnan(after[:, 0])] - rest, axis=1)
+        after = after[~np.isnan(after[:, 0])]
+        off = np.linalg.norm(after - rest, axis=1)
         if not (len(off) >= 4 and np.min(off[-3:]) > self.c.creep_clear_mm):
             return False
         # A creeping ball goes on away from where it rested: one read back there before it is clear had not set
         # off (sinuca seed 151: the green, read 2-3 mm off while the cue ball passed 10-25 mm from it, back at
         # its place 0.2 s later, then really struck; taken for a creep, it was touched before it was kissed).
         home = np.median(before, axis=0)
-        to_clear = np.linalg.norm(after[~np.isnan(after[:, 0])] - home, axis=1)
+        to_clear = np.linalg.norm(after - home, axis=1)
         clear_at = int(np.argmax(to_clear > self.c.creep_clear_mm))
         if np.any(to_clear[1:clear_at] <= self.c.rest_mm / 2):
             return False
@@ -1387,7 +1387,7 @@ class _Finder:
                 continue
             # Its pace from its last few sightings, not its last few frames: a fast ball seen one frame in four
             # as it ran for a pocket (bilhar seed 292's blue) had one sighting in them, and no pace at all.
-            tail = seen[seen > last - 3 * self.c.fit_frames][-self.c.fit_frames:]
+            tail = _last_sightings(self.seen[b], last + 1, self.c.fit_frames, 3 * self.c.fit_frames)
             f = fit(t[tail], xy[b, tail])
             p_last = xy[b, last]
             v = f.v if f is not None else np.zeros(2)
@@ -1600,6 +1600,12 @@ def _entry_time(t: np.ndarray, xy: np.ndarray, spot: np.ndarray, reach: float, l
         if len(inside):
             return float(ts[inside[0]])
     return float(t[lo + int(np.nanargmin(d))])  # a graze: at its closest frame
+
+
+def _last_sightings(seen: np.ndarray, end: int, n: int, within: int) -> np.ndarray:
+    """The frames of a ball's last ``n`` sightings before frame ``end``, among the ``within`` frames before it."""
+    lo = max(end - within, 0)
+    return lo + np.nonzero(seen[lo:end])[0][-n:]
 
 
 def _first_seen(seen: np.ndarray, start: int) -> int | None:
