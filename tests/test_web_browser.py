@@ -64,6 +64,15 @@ def judge(app: WebApp, live, n: int, start: int = 0) -> None:
         app.publish(live.last_verdict.to_dict(), live.summary())
 
 
+def open_referee(page) -> None:
+    """Open the referee's panel once the last shot's diagram, above it, has loaded: the picture growing to its
+    height moves the panel's summary down, and a click aimed at it just before lands on the picture (the panel
+    stayed shut and the PIN field was never there to fill, once in CI)."""
+    page.wait_for_function("() => { const d = document.getElementById('diagram'); return d.hidden || d.complete; }")
+    page.locator("#referee summary").click()
+    sync_api.expect(page.locator("#login-form, #controls").locator("visible=true")).to_have_count(1)
+
+
 def screenshot(page, tmp_path: Path, name: str) -> Path:
     path = tmp_path / name
     page.screenshot(path=str(path), full_page=False)
@@ -97,7 +106,7 @@ def test_override_through_the_page_needs_the_pin(table, tmp_path: Path) -> None:
     judge(app, live, 3)
     sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
     before = store.export_log(live.id)
-    page.locator("#referee summary").click()
+    open_referee(page)
     sync_api.expect(page.locator("#controls")).to_be_hidden()
 
     # Without the PIN: the wrong one is refused, and the control endpoint refuses the page's own request.
@@ -128,7 +137,7 @@ def test_override_through_the_page_needs_the_pin(table, tmp_path: Path) -> None:
 
     # A reloaded page keeps its session (the cookie) and recovers its CSRF token.
     page.reload()
-    page.locator("#referee summary").click()
+    open_referee(page)
     sync_api.expect(page.locator("#controls")).to_be_visible()
     page.click("#undo")
     sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
@@ -138,7 +147,7 @@ def test_the_other_controls_are_built_with_their_fields(table) -> None:
     """choose_group and ball_in_hand from the page reach the referee whole: a three-cushion match refuses them
     as controls of another game (had a field been lost, the record's own check would have named it)."""
     app, live, store, page = table
-    page.locator("#referee summary").click()
+    open_referee(page)
     page.fill("#pin", PIN)
     page.click("#login")
     sync_api.expect(page.locator("#controls")).to_be_visible()
@@ -155,7 +164,7 @@ def test_new_match_from_the_scoreboard_with_players_and_distance(table, tmp_path
     app, live, store, page = table
     judge(app, live, 3)
     sync_api.expect(page.get_by_test_id("score-B")).to_have_text("1")
-    page.locator("#referee summary").click()
+    open_referee(page)
     page.fill("#pin", PIN)
     page.click("#login")
     sync_api.expect(page.locator("#controls")).to_be_visible()
