@@ -211,6 +211,28 @@ def test_a_ball_come_to_rest_is_held_at_the_mean_of_its_measurements():
     assert np.linalg.norm(det.xy[0] - mean) < min(0.02, spread / 4)
 
 
+def test_a_held_ball_measured_again_is_put_at_the_mean_with_its_new_measurement():
+    """A settled ball's estimate is made when it settles and when it is measured again (a whole-frame pass, a
+    change round it), not in every frame: kept from the frame before it stands where it was put, and measured
+    again it moves to the mean of its measurements with the new one (not to the new one alone)."""
+    true = (600.0, 1100.0)
+    fd = FrameDetector(CAM, CAROM, "three_cushion", [_frame([], seed=s) for s in range(3)],
+                       incremental=True, change=ChangeConfig(refresh_every=40))
+    held = []
+    for k in range(43):
+        det = fd.detect(_frame([BallSpec(true, WHITE)], seed=500 + k), k / 60)
+        assert len(det) == 1
+        held.append(det.xy[0].copy())
+    # Frames 31-39 kept the estimate made on settling; frame 40 was a whole-frame pass, then kept again.
+    assert all(np.array_equal(held[31], h) for h in held[32:40])
+    assert not np.array_equal(held[39], held[40])
+    assert np.array_equal(held[40], held[42])
+    n = fd._hist_n[0]
+    assert n == fd.rest_mean_frames and fd._still[0] > fd.recheck_moving_frames
+    assert np.allclose(held[40], fd._hist[0, -n:, 2:].mean(axis=0), atol=1e-9)
+    assert not np.allclose(held[40], fd._hist[0, -1, 2:], atol=1e-6)  # the mean, not the new measurement
+
+
 def test_a_ball_read_with_more_noise_than_the_still_step_settles_all_the_same():
     """A resting ball whose readings jump 0.3-0.5 px from frame to frame (the sinuca green; here its picture
     moved 0.4 mm back and forth) never counted as still by the step from the frame before: it was looked at
