@@ -676,6 +676,17 @@ def test_a_soft_kiss_whose_fits_meet_as_the_two_roll_on_is_timed_at_the_kissed_b
     assert len(kisses) == 1 and abs(kisses[0] - float(data["t_kiss"])) < 0.01, kisses
 
 
+def test_a_kiss_whose_fits_reach_2r_is_timed_there_not_at_a_start_just_before():
+    """Sinuca seed 298 as the tracker saw it: the cue ball, struck 21 mm from a red, kisses it 32 ms later. The
+    pair's fits reach 2R a millisecond from the truth; the soft-kiss rule, meant for fits that only graze, put the
+    kiss at the cue ball's start, the strike, 33 ms early."""
+    paths, data = _recorded_paths("sinuca_cue_struck_into_a_red_21_mm_away.npz")
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    assert [e.type for e in ev] == [EventType.STRIKE, EventType.BALL_BALL], ev
+    assert abs(ev[0].t - float(data["t_strike"])) < 0.004
+    assert abs(ev[1].t - float(data["t_kiss"])) < 0.004, ev
+
+
 def test_a_ball_struck_into_one_30_mm_away_met_it_inside_the_strikes_frame():
     """Sinuca seed 134 at 1456x1088 (the cue ball's and the pink's paths as the tracker gave them,
     ``fixtures/paths``): the cue ball, 30 mm from the pink, struck at 3.5 m/s, kisses it 9 ms after the strike.
