@@ -676,6 +676,16 @@ def test_a_soft_kiss_whose_fits_meet_as_the_two_roll_on_is_timed_at_the_kissed_b
     assert len(kisses) == 1 and abs(kisses[0] - float(data["t_kiss"])) < 0.01, kisses
 
 
+def test_a_ball_seen_once_past_the_nose_line_before_it_drops_did_not_stop_at_the_cushion():
+    """Bilhar seed 171 as the tracker saw it: the cue ball runs at 500 mm/s into a corner pocket, its last sighting
+    1.8 mm from the side cushion's nose line. One sighting after the nearest approach "fitted" a ball standing
+    still there: a slow contact with the side cushion (in fast, out at 0 mm/s) before the pocket."""
+    paths, data = _recorded_paths("bilhar_cue_seen_once_past_the_nose_going_down.npz")
+    ev = find_events(paths, POOL).events
+    assert [(e.type, e.pocket) for e in ev] == [(EventType.POCKET, "top_right")], ev
+    assert abs(ev[0].t - float(data["t_pocket"])) < 0.05
+
+
 def test_a_kiss_whose_fits_reach_2r_is_timed_there_not_at_a_start_just_before():
     """Sinuca seed 298 as the tracker saw it: the cue ball, struck 21 mm from a red, kisses it 32 ms later. The
     pair's fits reach 2R a millisecond from the truth; the soft-kiss rule, meant for fits that only graze, put the
