@@ -686,6 +686,16 @@ def test_a_ball_seen_once_past_the_nose_line_before_it_drops_did_not_stop_at_the
     assert abs(ev[0].t - float(data["t_pocket"])) < 0.05
 
 
+def test_two_balls_passing_2_mm_apart_whose_paths_bend_across_their_line_did_not_kiss():
+    """Sinuca seed 176 as the tracker saw it: the red, back off a cushion at 700 mm/s, passes the cue ball at
+    540 mm/s 1.8 mm clear. Read as one blob about the pass, their fits kink by over 80 mm/s, but neither change of
+    velocity lies along their line of centres, where a kiss's impulse acts. Their real kiss 0.2 s before stays."""
+    paths, data = _recorded_paths("sinuca_cue_and_red_passing_2_mm_apart.npz")
+    ev = find_events(paths, preset("sinuca_br"), strikers=("cue",)).events
+    kisses = [e.t for e in ev if e.type is EventType.BALL_BALL]
+    assert len(kisses) == 1 and kisses[0] < float(data["t_pass"]) - 0.15, ev
+
+
 def test_a_kiss_whose_fits_reach_2r_is_timed_there_not_at_a_start_just_before():
     """Sinuca seed 298 as the tracker saw it: the cue ball, struck 21 mm from a red, kisses it 32 ms later. The
     pair's fits reach 2R a millisecond from the truth; the soft-kiss rule, meant for fits that only graze, put the

@@ -44,6 +44,10 @@ class EventConfig:
     rest_noise_factor: float = 4.0  # ... or this many times its still readings' median distance from their median
     kink_mm_s: float = 80.0  # the least change of velocity that confirms a contact
     kink_ratio: float = 0.08  # ... or this fraction of the speed, whichever is larger
+    # At a kiss the impulse acts along the line of centres: one ball's change of velocity at least (the struck
+    # ball's) lies along it, to within this cosine. A kink across it is a merged blob or noise (two balls
+    # passing 2 mm apart at 500 mm/s, read as one for a frame).
+    kink_along_min: float = 0.55
     contact_slack_mm: float = 8.0  # fitted distance at contact may miss 2R (or the cushion) by this much
     fit_frames: int = 4  # frames on each side of a contact used by the fits
     vanish_frames: int = 3  # a ball unseen this many frames at the end of a shot has gone (pocket / off table)
@@ -568,6 +572,11 @@ class _Finder:
         # the fitted paths do reach 2R, both were pushed apart along their line of centres by about as much.
         ai, aj = fit(t[after], xy[i, after]), fit(t[after], xy[j, after])
         kinked = self._kinked(fi, ai, tc) or self._kinked(fj, aj, tc)
+        # (Not judged where either ball meets a cushion within the fits after: their change of velocity is the
+        # cushion's too. Three-cushion seed 289: the spot, 9 mm from the rail, kissed into it 5 ms later.)
+        t_after = t[after.stop - 1] if after.stop > after.start else tc
+        bounced = any(tc <= tb <= t_after for x in (i, j) for tb in self._bounces.get(x, ()))
+        kinked = kinked and (bounced or self._along_centres(fi, ai, fj, aj, tc))
         if not kinked:
             if not (len(crossing) and self._pushed_apart(fi, ai, fj, aj, tc)):
                 return None
@@ -851,6 +860,22 @@ class _Finder:
         push_j = -float((aj.velocity(tc) - fj.velocity(tc)) @ n)
         least = 0.5 * self.c.kink_mm_s
         return push_i >= least and push_j >= least and max(push_i, push_j) <= 2.0 * min(push_i, push_j)
+
+    def _along_centres(self, fi: LineFit, ai: LineFit | None, fj: LineFit, aj: LineFit | None, tc: float) -> bool:
+        """Whether either ball's change of velocity at ``tc`` lies along the line of centres (``kink_along_min``).
+        Over 200 bilhar and 200 sinuca shots, of the 1183 kisses found that the truth has, 99 % had a cosine of
+        0.89 or more and all but two 0.6 or more; of the 24 found that it has not, six were under 0.55."""
+        n = fi.at(np.array([tc]))[0] - fj.at(np.array([tc]))[0]
+        n = n / max(float(np.linalg.norm(n)), 1e-9)
+        best = 0.0
+        for before, after in ((fi, ai), (fj, aj)):
+            if after is None:
+                continue
+            dv = after.velocity(tc) - before.velocity(tc)
+            size = float(np.linalg.norm(dv))
+            if size > 0:
+                best = max(best, abs(float(dv @ n)) / size)
+        return best >= self.c.kink_along_min
 
     def _kinked(self, before: LineFit | None, after: LineFit | None, tc: float) -> bool:
         if before is None or after is None:
