@@ -65,11 +65,19 @@ def judge(app: WebApp, live, n: int, start: int = 0) -> None:
 
 
 def open_referee(page) -> None:
-    """Open the referee's panel once the last shot's diagram, above it, has loaded: the picture growing to its
-    height moves the panel's summary down, and a click aimed at it just before lands on the picture (the panel
-    stayed shut and the PIN field was never there to fill, once in CI)."""
-    page.wait_for_function("() => { const d = document.getElementById('diagram'); return d.hidden || d.complete; }")
-    page.locator("#referee summary").click()
+    """Open the referee's panel by its summary, as a user does, until it is open. The last shot's diagram above
+    it can appear and grow after the page loads (its state comes by the event stream, after a reload too), moving
+    the summary down: a click aimed just before lands on the picture and the panel stays shut (twice in CI, the
+    second time after a reload, when the diagram was still hidden waiting for the stream's first state)."""
+    for _ in range(5):
+        page.wait_for_function("() => { const d = document.getElementById('diagram'); return d.hidden || d.complete; }")
+        if not page.locator("#referee").evaluate("d => d.open"):
+            page.locator("#referee summary").click()
+        try:
+            page.wait_for_function("() => document.getElementById('referee').open", timeout=1000)
+            break
+        except sync_api.TimeoutError:
+            continue
     sync_api.expect(page.locator("#login-form, #controls").locator("visible=true")).to_have_count(1)
 
 
