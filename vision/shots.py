@@ -353,12 +353,12 @@ class ShotSegmenter:
             if not len(seen):
                 continue
             out[b] = np.mean(xy[b, seen], axis=0)
-            if len(seen) >= 4:
+            if len(seen) >= 4 and seen[-1] - seen[0] == len(seen) - 1:  # a creep is seen frame after frame
                 out[b] = self._drifted_to(t[seen] - t[seen[-1]], xy[b, seen], out[b])
         return out
 
     def _drifted_to(self, tt: np.ndarray, p: np.ndarray, mean: np.ndarray) -> np.ndarray:
-        """Positions ``p`` (k, 2) at times ``tt`` (k,, the last 0): the line's value at the last where they
+        """Positions ``p`` (k, 2) at times ``tt`` (k,; the last 0): the line's value at the last where they
         drift (``_end_positions``), else ``mean``."""
         (slope, at_last), squares, *_ = np.polyfit(tt, p, 1, full=True)
         speed = float(np.hypot(*slope))
