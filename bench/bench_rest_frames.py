@@ -26,14 +26,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from bench.bench_vision import _kind
 from calibration.file import read_calibration
 from vision.detection import BallDetector
 
 FOUND_MM = 15.0
-
-
-def _kind(ball: str) -> str:
-    return "red" if ball.startswith("red") and ball[3:].isdigit() else ball
 
 
 def _end_frames(clip: Path) -> tuple[np.ndarray, np.ndarray] | None:

@@ -345,7 +345,9 @@ class ShotSegmenter:
         mm off the truth at the median, the clips' last frames 0.46; with the line 0.47). A drift counts when it
         adds up to ``end_drift_mm`` and its slope stands ``end_drift_sigma`` standard errors clear of the
         residuals: a ball read unsteadily at rest (a green on green cloth, its fit 1-2 mm apart from frame to
-        frame) keeps the mean, which the line's end would double the noise of."""
+        frame) keeps the mean, which the line's end would double the noise of. (``FrameDetector._at_rest_mean``
+        does the same for a ball held once it has settled, over its last 30 measurements in pixels; this is for
+        the balls the shot closes on before they have.)"""
         settle = 1 if last_seen else max(int(round(self.c.settle_s * 60 * 0.5)), 2)
         out = np.full((len(self.balls), 2), np.nan)
         for b in range(len(self.balls)):
