@@ -41,13 +41,21 @@ class ColourReference:
     """A background image prepared for fast comparison: unit colour direction and brightness per pixel."""
 
     def __init__(self, image: np.ndarray) -> None:
-        b = np.ascontiguousarray(image, dtype=np.float32)
-        # OpenCV's element-wise functions (5x faster than numpy's here: the live loop rebuilds this every second).
-        norm = cv2.max(cv2.sqrt(cv2.transform(cv2.multiply(b, b), _SUM3)), 1.0)  # no division by zero on black
         # Kept as 8-bit (it is one): a float copy is 18 MB at 1456 x 1088, and only small windows of it are read.
         self.image = np.ascontiguousarray(image, dtype=np.uint8)
-        self.norm = norm
-        self.unit = cv2.divide(b, cv2.merge([norm, norm, norm]), dst=b)  # in place: one full float image fewer
+        h, w = self.image.shape[:2]
+        self.norm = np.empty((h, w), np.float32)
+        self.unit = np.empty((h, w, 3), np.float32)
+        # Built in bands of rows: done at once, the float copy, its square and the three-channel norm were 60 MB of
+        # temporaries at full resolution, the peak of the detector's start-up (it was within 10 MB of the 300 MB
+        # limit). OpenCV's element-wise functions, 5x faster than numpy's here: the live loop rebuilds this every
+        # second.
+        for top in range(0, h, _BAND_ROWS):
+            rows = slice(top, min(top + _BAND_ROWS, h))
+            b = self.image[rows].astype(np.float32)
+            norm = cv2.max(cv2.sqrt(cv2.transform(cv2.multiply(b, b), _SUM3)), 1.0)  # no division by zero on black
+            self.norm[rows] = norm
+            cv2.divide(b, cv2.merge([norm, norm, norm]), dst=self.unit[rows])
 
     def difference(self, frame: np.ndarray, params: DifferenceParams,
                    window: tuple[slice, slice] | None = None) -> np.ndarray:
@@ -104,6 +112,7 @@ def soft_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray, param
 
 
 _SUM3 = np.ones((1, 3), np.float32)
+_BAND_ROWS = 64  # a band's temporaries are ~1 MB at 1456 px wide
 
 
 class BackgroundModel:
