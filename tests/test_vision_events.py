@@ -1085,6 +1085,17 @@ def test_a_ball_kissed_hard_from_10_mm_off_a_cushion_met_it_within_the_frame():
     assert len(met) == 1 and abs(met[0].t - float(data["t_cushion"])) < 0.006, ev
 
 
+def test_a_soft_kiss_of_a_slow_ball_on_a_creeping_one_is_found_by_their_push_apart():
+    """Bilhar seed 127 as the tracker saw it: the cue ball at 76 mm/s kisses the 1, still creeping at 7 mm/s off a
+    cushion a second before, and sends it off at 45. Neither change of velocity reaches the kink over four frames a
+    side, the 1 is neither rolling (the push of two rolling balls) nor set off from rest (its start); over ten
+    frames a side the two are pushed apart along their line of centres by 35 and 60 mm/s, each to within 2."""
+    paths, data = _recorded_paths("bilhar_cue_kissing_the_creeping_1.npz")
+    ev = find_events(paths, POOL).events
+    assert [(e.type, e.balls) for e in ev] == [(EventType.BALL_BALL, ("1", "cue"))], ev
+    assert abs(ev[0].t - float(data["t_kiss"])) < 0.017
+
+
 def test_a_middle_pockets_jaws_are_knuckles_and_a_corner_pockets_have_facings_to_the_drop():
     """The jaws events meet: a middle pocket's drop point is on its jaw line, so no facing runs behind its jaws
     (its axis points away from the table's centre, square to the cushion); a corner pocket's facings run along

@@ -122,6 +122,15 @@ class EventConfig:
     touch_mm: float = 2.0
     roll_decel_mm_s2: float = 100.0
     nudge_mm: float = 1.0
+    # A soft kiss between two slow balls, neither at rest (``_softly_pushed_apart``): both under ``soft_mm_s``,
+    # their velocities fitted over ``soft_frames`` a side, each pushed apart along the line of centres by at least
+    # ``soft_push_mm_s`` and ``soft_push_t`` standard errors, the two pushes within ``soft_push_ratio``.
+    soft_mm_s: float = 200.0
+    soft_creep_mm_s: float = 5.0  # ... and both going before it, faster than this (and 4 standard errors)
+    soft_frames: int = 10
+    soft_push_mm_s: float = 15.0
+    soft_push_t: float = 4.0
+    soft_push_ratio: float = 2.5
 
 
 @dataclass(frozen=True)
@@ -579,12 +588,17 @@ class _Finder:
             t_after = t[after.stop - 1] if after.stop > after.start else tc
             kinked = any(tc <= tb <= t_after for x in (i, j) for tb in self._bounces.get(x, ()))
         if not kinked:
-            if not (len(crossing) and self._pushed_apart(fi, ai, fj, aj, tc)):
+            if len(crossing) and self._pushed_apart(fi, ai, fj, aj, tc):
+                # So thin a kiss closes the gap slowly (50 mm/s along the line of centres): a mm of error in the
+                # positions is 20 ms in the time the fits reach 2R. Where each ball's fits before and after meet
+                # (its kink) does not move with such an error.
+                tc = _where_fits_meet(((fi, ai), (fj, aj)), t[max(m - 3, 0)], t_hi)
+            elif len(crossing) and (soft := self._softly_pushed_apart(i, j, m, tc)) is not None:
+                # Timed where the long fits meet, as above: the 4-frame fits' crossing of 2R was 36 ms late where
+                # the two, a mm apart, were read apart (Chapó seed 250); the long fits' kinks were 9-13 ms off.
+                tc = _where_fits_meet(soft, t[max(m - 3, 0)], t_hi)
+            else:
                 return None
-            # So thin a kiss closes the gap slowly (50 mm/s along the line of centres): a mm of error in the
-            # positions is 20 ms in the time the fits reach 2R. Where each ball's fits before and after meet
-            # (its kink) does not move with such an error.
-            tc = _where_fits_meet(((fi, ai), (fj, aj)), t[max(m - 3, 0)], t_hi)
         # Two balls touching at rest (frozen, a rack) jitter in the detector by a frame's worth of "kink": they
         # met only if one of them was moving, or one truly sets off there (the break running through the rack).
         if self._resting(i, m) and self._resting(j, m) and not (self._sets_off(i, m) or self._sets_off(j, m)):
@@ -860,6 +874,72 @@ class _Finder:
         push_j = -float((aj.velocity(tc) - fj.velocity(tc)) @ n)
         least = 0.5 * self.c.kink_mm_s
         return push_i >= least and push_j >= least and max(push_i, push_j) <= 2.0 * min(push_i, push_j)
+
+    def _softly_pushed_apart(self, i: int, j: int, m: int, tc: float
+                             ) -> tuple[tuple[LineFit, LineFit], tuple[LineFit, LineFit]] | None:
+        """Whether a soft kiss between two slow balls, neither at rest before it, shows as their push apart over longer
+        fits: each ball's velocity fitted over up to ``soft_frames`` frames before and after the contact (not
+        across a cushion or a start) changes along the line of centres, away from the other, by at least
+        ``soft_push_mm_s`` and ``soft_push_t`` standard errors of the change (from the fits' own residuals), the
+        two within ``soft_push_ratio`` of each other. Four frames a side read a slow ball's velocity to 13 mm/s
+        or so, too coarse for a kiss that changes it by 30-50 (bilhar seed 127: the cue at 76 mm/s into the 1
+        creeping at 7, the 1 sent off at 45); ten read it to about 4. The two balls' fits (before, after) if so,
+        else None."""
+        if max(self.speed[i, m], self.speed[j, m]) > self.c.soft_mm_s:
+            return None
+        if self._starts_near(i, m) or self._starts_near(j, m):
+            return None  # a ball set off from rest by a kiss is met by its start (``_met_passing``)
+        t, k = self.p.t, self.c.soft_frames
+        fits = []
+        for b in (i, j):
+            before = self._fit_window(b, m - k, m)
+            after = self._fit_window(b, m + 1, m + 1 + k)
+            if before is None or after is None:
+                return None
+            speed, err = float(np.linalg.norm(before[0].v)), before[1]
+            if speed < max(self.c.soft_creep_mm_s, self.c.soft_push_t * err):
+                return None  # at rest: a kiss that sets it off is its start's, or a dead stop's (``dead_stops``)
+            fits.append((before, after))
+        (fi, si), (ai, sai) = fits[0]
+        (fj, sj), (aj, saj) = fits[1]
+        n = _line_of_centres(fi, fj, tc)
+        push_i = float((ai.velocity(tc) - fi.velocity(tc)) @ n)
+        push_j = -float((aj.velocity(tc) - fj.velocity(tc)) @ n)
+        for push, err in ((push_i, np.hypot(si, sai)), (push_j, np.hypot(sj, saj))):
+            if push < max(self.c.soft_push_mm_s, self.c.soft_push_t * err):
+                return None
+        if max(push_i, push_j) > self.c.soft_push_ratio * min(push_i, push_j):
+            return None
+        return (fi, ai), (fj, aj)
+
+    def _fit_window(self, b: int, lo: int, hi: int) -> tuple[LineFit, float] | None:
+        """Ball ``b``'s straight fit over frames [lo, hi) cut short at any start from rest or cushion contact
+        inside them (the frames on the other side of one are on another line), and the standard error (mm/s) of
+        its velocity along any one direction, from its residuals; None with under ``soft_frames`` // 2 frames."""
+        t, xy = self.p.t, self.p.xy[b]
+        lo, hi = max(lo, 0), min(hi, len(t))
+        if hi <= lo:
+            return None
+        breaks = [tb for tb in self._bounces.get(b, ())] + [st[0] for st in self._starts.get(b, ())]
+        for tb in breaks:
+            if t[lo] < tb < t[hi - 1]:
+                at = int(np.searchsorted(t, tb))
+                if at <= (lo + hi) // 2:  # the window before a contact keeps its end, the one after its start
+                    lo = max(lo, at)
+                else:
+                    hi = min(hi, at)
+        tt, pp = t[lo:hi], xy[lo:hi]
+        ok = ~np.isnan(pp[:, 0])
+        tt, pp = tt[ok], pp[ok]
+        if len(tt) < max(self.c.soft_frames // 2, 3):
+            return None
+        f = fit(tt, pp)
+        if f is None:
+            return None
+        resid = pp - f.at(tt)
+        spread = float(np.sum((tt - tt.mean()) ** 2))
+        sigma = float(np.sqrt(np.sum(resid ** 2) / (2 * max(len(tt) - 2, 1))))  # per axis
+        return f, sigma / np.sqrt(max(spread, 1e-12))
 
     def _along_centres(self, fi: LineFit, ai: LineFit | None, fj: LineFit, aj: LineFit | None, tc: float) -> bool:
         """Whether either ball's change of velocity at ``tc`` lies along the line of centres (``kink_along_min``).
