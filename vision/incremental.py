@@ -104,7 +104,7 @@ class ChangeGate:
         # Quiet: every channel within the threshold; "> threshold" on whole grey levels is "not <= its floor".
         quiet = cv2.inRange(cv2.absdiff(tiny, self._reference), (0, 0, 0), (self._quiet,) * 3)  # 0 / 255
         seen = cv2.bitwise_and(self._search, cv2.bitwise_not(quiet))
-        changed = cv2.dilate(seen, self._grow) if cv2.countNonZero(seen) else seen
+        changed = self._grown(seen) if cv2.countNonZero(seen) else seen
         look = cv2.bitwise_or(changed, self._last_changed)  # and once more where it just stopped changing
         self._last_changed = changed
         self._mark(look, recheck)
@@ -116,6 +116,17 @@ class ChangeGate:
         if n_look or followed is not look:
             cv2.copyTo(tiny, followed, self._reference)
         return ChangePlan(False, self._rects(look) if n_look else (), look.view(bool))
+
+    def _grown(self, seen: np.ndarray) -> np.ndarray:
+        """``seen`` dilated by the grow disc, the dilation run only over the box round what it holds and the disc's
+        reach (what changed is a ball or two: the whole map's dilation was a quarter of the change stage)."""
+        x, y, w, h = cv2.boundingRect(seen)
+        reach = self._grow.shape[0] // 2
+        y0, y1 = max(y - reach, 0), min(y + h + reach, seen.shape[0])
+        x0, x1 = max(x - reach, 0), min(x + w + reach, seen.shape[1])
+        out = np.zeros_like(seen)
+        out[y0:y1, x0:x1] = cv2.dilate(np.ascontiguousarray(seen[y0:y1, x0:x1]), self._grow)
+        return out
 
     def _mark(self, look: np.ndarray, points: np.ndarray | None) -> np.ndarray:
         """``look`` with a grown change's disc drawn round each of ``points`` (reduced resolution), in place."""
