@@ -877,8 +877,8 @@ class _Finder:
 
     def _softly_pushed_apart(self, i: int, j: int, m: int, tc: float
                              ) -> tuple[tuple[LineFit, LineFit], tuple[LineFit, LineFit]] | None:
-        """Whether a soft kiss between two slow balls, neither at rest before it, shows as their push apart over longer
-        fits: each ball's velocity fitted over up to ``soft_frames`` frames before and after the contact (not
+        """Whether a soft kiss between two slow balls, neither at rest before it, shows as their push apart over
+        longer fits: each ball's velocity fitted over up to ``soft_frames`` frames before and after the contact (not
         across a cushion or a start) changes along the line of centres, away from the other, by at least
         ``soft_push_mm_s`` and ``soft_push_t`` standard errors of the change (from the fits' own residuals), the
         two within ``soft_push_ratio`` of each other. Four frames a side read a slow ball's velocity to 13 mm/s
@@ -920,7 +920,7 @@ class _Finder:
         lo, hi = max(lo, 0), min(hi, len(t))
         if hi <= lo:
             return None
-        breaks = [tb for tb in self._bounces.get(b, ())] + [st[0] for st in self._starts.get(b, ())]
+        breaks = list(self._bounces.get(b, ())) + [st[0] for st in self._starts.get(b, ())]
         for tb in breaks:
             if t[lo] < tb < t[hi - 1]:
                 at = int(np.searchsorted(t, tb))
