@@ -88,19 +88,17 @@ def brightness_ratio(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray) -> n
 
 
 def shade_invariant_difference(frame: np.ndarray, unit: np.ndarray, norm: np.ndarray,
-                               params: DifferenceParams, ratio_floor: float | None = None) -> np.ndarray:
+                               params: DifferenceParams) -> np.ndarray:
     """``colour_difference`` with the chroma difference divided by the brightness ratio (no lower than the shadow
     floor): the chroma difference of a shaded pixel as it would be lit like the cloth. A ball's chroma offset
     from the cloth shrinks with its shading, so the plain measure of a ball close to the cloth's colour sees only
     its lit half; this one sees the whole ball, and a shadow on the cloth (the cloth's own colour, darker) not at
-    all. (Not used for every ball: it lifts the noise of dark pixels by as much.) ``ratio_floor``: the least
-    brightness ratio divided by (default the shadow floor), so the most a dark pixel's chroma is lifted."""
+    all. (Not used for every ball: it lifts the noise of dark pixels by as much.)"""
     f = frame.astype(np.float32)
     along = cv2.transform(cv2.multiply(f, unit), _SUM3)
     total2 = cv2.transform(cv2.multiply(f, f), _SUM3)
     across2 = cv2.max(cv2.subtract(total2, cv2.multiply(along, along)), 0.0)
-    floor = params.shadow_floor if ratio_floor is None else ratio_floor
-    ratio = cv2.max(cv2.divide(along, norm), floor)  # brightness_ratio, from the along at hand
+    ratio = cv2.max(cv2.divide(along, norm), params.shadow_floor)  # brightness_ratio, from the along at hand
     too_dark = cv2.max(cv2.subtract(cv2.multiply(norm, params.shadow_floor), along), 0.0)
     too_bright = cv2.max(cv2.subtract(along, cv2.multiply(norm, params.glare_ceiling)), 0.0)
     excess = cv2.add(too_dark, too_bright)

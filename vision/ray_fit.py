@@ -111,7 +111,7 @@ def _low_contrast_masks(frame: np.ndarray, ref: ColourReference, masks: np.ndarr
                 # Darker than any shadow (the black): its darkness is its contrast, which the tolerant difference
                 # already counts, and the shade-invariant one would lift its dark pixels' noise into a ball.
                 continue
-            d = _shade_invariant_window(frame, ref, params, origins[i], size, ratio_floor=_WEAK_RATIO_FLOOR)
+            d = _shade_invariant_window(frame, ref, params, origins[i], size)
             # Smoothed first: at the gain, the cloth's pixel noise (and a video's blocky chroma) reaches the mask's
             # half here and there, and a ray stopped by a speck just outside the ball finds no edge. The
             # half-maximum of a symmetric blur of an edge is where the edge is.
@@ -135,12 +135,6 @@ def _from_centre(half: int) -> np.ndarray:
 _LEVEL_INNER = 0.6  # the part of a ball (in expected radii) whose median difference is its contrast
 _LEVEL_FILL = 0.9  # a ball whose inside differs by less than this share of the saturation gets a gain ...
 _MAX_GAIN = 4.0  # ... of at most this: the green's 13 grey levels fill the mask, the cloth's noise (2-4) does not
-# ... and its shade-invariant difference lifts the chroma of a pixel darker than the cloth by at most 1 / this. At
-# the shadow floor (0.45) the ball's own chroma, spread by the video's half-resolution colour into the dark shadow
-# beside it, was lifted into the mask and the green was fitted towards its shadow (sinuca, 30 clips' last frames:
-# the green 1.66 mm off, median; max 9.5 mm); at 0.75-0.9 its shaded rim is still lifted, its shadow much less
-# (1.08-1.23 mm, max 4.9; at 1, no lift, 1.50).
-_WEAK_RATIO_FLOOR = 0.8
 _WEAK_SIGMA = 1.0  # px: the smoothing of a weak ball's difference before its gain
 
 
@@ -208,11 +202,11 @@ def _short_balls_again(fits: Rounds, frame: np.ndarray, ref: ColourReference, pa
 
 
 def _shade_invariant_window(frame: np.ndarray, ref: ColourReference, params: DifferenceParams, origin: np.ndarray,
-                            size: int, ratio_floor: float | None = None) -> np.ndarray:
+                            size: int) -> np.ndarray:
     """The shade-invariant difference (``vision.background``) in one window of ``size`` at ``origin`` (x, y)."""
     x, y = origin
     win = (slice(y, y + size), slice(x, x + size))
-    return shade_invariant_difference(frame[win], ref.unit[win], ref.norm[win], params, ratio_floor)
+    return shade_invariant_difference(frame[win], ref.unit[win], ref.norm[win], params)
 
 
 # A balanced ball fitted under this share of the batch's radius is fitted again (see above) ... At 0.92 a navy ball
