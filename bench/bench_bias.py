@@ -79,9 +79,23 @@ def _clip_rows(folder: str) -> list[tuple]:
     return rows
 
 
-def _line(label: str, n: int, lean: np.ndarray, err: np.ndarray) -> str:
-    return (f"{label} | {n} | {lean.mean():+.2f} / {np.median(lean):+.2f} | "
-            f"{np.median(err):.2f} / {np.percentile(err, 90):.2f}")
+MIN_FRAMES = 20  # a row with fewer ball-frames is not printed
+
+
+def _print_rows(rows: list[tuple[str, np.ndarray]], lean: np.ndarray, err: np.ndarray) -> None:
+    """One table row per (label, selection) with enough ball-frames: how many, the lean's mean and median, the
+    error's median and p90 (mm)."""
+    for label, s in rows:
+        if s.sum() >= MIN_FRAMES:
+            print(f"{label} | {int(s.sum())} | {lean[s].mean():+.2f} / {np.median(lean[s]):+.2f} | "
+                  f"{np.median(err[s]):.2f} / {np.percentile(err[s], 90):.2f}")
+
+
+def _by_gap(bins: tuple[tuple[float, float], ...], gap: np.ndarray, rest: np.ndarray,
+            where: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """(label, selection) for each gap bin, at rest and moving, within ``where``."""
+    return [(f"{lo:g}-{hi:g} {state}", sel & (gap >= lo) & (gap < hi) & where)
+            for lo, hi in bins for state, sel in (("at rest", rest), ("moving", ~rest))]
 
 
 def main() -> int:
@@ -102,29 +116,15 @@ def main() -> int:
     print(f"bench_bias: {len(folders)} clips, {len(rows)} ball-frames ({args.cache})")
     print("gap to the nearest ball (mm), away from cushions | frames | lean towards it mean / median (mm) | "
           "error median / p90 (mm)")
-    for lo, hi in BALL_BINS:
-        for state, sel in (("at rest", rest), ("moving", ~rest)):
-            s = sel & (ball_gap >= lo) & (ball_gap < hi) & (nose_gap > FAR)
-            if s.sum() >= 20:
-                print(_line(f"{lo:g}-{hi:g} {state}", int(s.sum()), to_ball[s], err[s]))
+    _print_rows(_by_gap(BALL_BINS, ball_gap, rest, nose_gap > FAR), to_ball, err)
     print("gap to the nearest cushion nose (mm), away from balls | frames | lean towards it | error")
-    for lo, hi in CUSHION_BINS:
-        for state, sel in (("at rest", rest), ("moving", ~rest)):
-            s = sel & (nose_gap >= lo) & (nose_gap < hi) & (ball_gap > FAR)
-            if s.sum() >= 20:
-                print(_line(f"{lo:g}-{hi:g} {state}", int(s.sum()), to_nose[s], err[s]))
+    _print_rows(_by_gap(CUSHION_BINS, nose_gap, rest, ball_gap > FAR), to_nose, err)
     print("speed (mm/s) | frames | lean along the motion | error")
-    for lo, hi in SPEED_BINS:
-        s = (speed >= lo) & (speed < hi)
-        if s.sum() >= 20:
-            print(_line(f"{lo:g}-{hi:g}", int(s.sum()), along[s], err[s]))
+    _print_rows([(f"{lo:g}-{hi:g}", (speed >= lo) & (speed < hi)) for lo, hi in SPEED_BINS], along, err)
     if args.balls:
         print("ball at rest within 10 mm of a cushion | frames | lean towards it | error")
         near = rest & (nose_gap < 10.0) & (ball_gap > FAR)
-        for b in sorted(set(ball[near])):
-            s = near & (ball == b)
-            if s.sum() >= 20:
-                print(_line(b, int(s.sum()), to_nose[s], err[s]))
+        _print_rows([(b, near & (ball == b)) for b in sorted(set(ball[near]))], to_nose, err)
     return 0
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from rules.events import Event, EventType
 from rules.tables import TableSpec
 
-from .paths import LineFit, Paths, PinStates, fit, window
+from .paths import LineFit, Paths, PinStates, fit, fit_with_error, window
 
 
 @dataclass(frozen=True)
@@ -889,7 +889,7 @@ class _Finder:
             return None
         if self._starts_near(i, m) or self._starts_near(j, m):
             return None  # a ball set off from rest by a kiss is met by its start (``_met_passing``)
-        t, k = self.p.t, self.c.soft_frames
+        k = self.c.soft_frames
         fits = []
         for b in (i, j):
             before = self._fit_window(b, m - k, m)
@@ -928,18 +928,9 @@ class _Finder:
                     lo = max(lo, at)
                 else:
                     hi = min(hi, at)
-        tt, pp = t[lo:hi], xy[lo:hi]
-        ok = ~np.isnan(pp[:, 0])
-        tt, pp = tt[ok], pp[ok]
-        if len(tt) < max(self.c.soft_frames // 2, 3):
+        if np.count_nonzero(~np.isnan(xy[lo:hi, 0])) < self.c.soft_frames // 2:
             return None
-        f = fit(tt, pp)
-        if f is None:
-            return None
-        resid = pp - f.at(tt)
-        spread = float(np.sum((tt - tt.mean()) ** 2))
-        sigma = float(np.sqrt(np.sum(resid ** 2) / (2 * max(len(tt) - 2, 1))))  # per axis
-        return f, sigma / np.sqrt(max(spread, 1e-12))
+        return fit_with_error(t[lo:hi], xy[lo:hi])
 
     def _along_centres(self, fi: LineFit, ai: LineFit | None, fj: LineFit, aj: LineFit | None, tc: float) -> bool:
         """Whether either ball's change of velocity at ``tc`` lies along the line of centres (``kink_along_min``).

@@ -93,5 +93,20 @@ def fit(t: np.ndarray, p: np.ndarray, quadratic: bool = False) -> LineFit | None
     return LineFit(t0, coef[0], coef[1], acc)
 
 
+def fit_with_error(t: np.ndarray, p: np.ndarray) -> tuple[LineFit, float] | None:
+    """``fit`` (straight) and the standard error of its velocity along any one direction, from its residuals (x
+    and y pooled); None with under three observed samples. The fit's ``p0`` is its value at the last sample."""
+    ok = ~np.isnan(p[:, 0])
+    t, p = t[ok], p[ok]
+    if len(t) < 3:
+        return None
+    f = fit(t, p)
+    spread = float(np.sum((t - t.mean()) ** 2))
+    if spread <= 0.0:
+        return f, np.inf
+    noise = float(np.sum((p - f.at(t)) ** 2)) / (2 * (len(t) - 2))  # per coordinate
+    return f, float(np.sqrt(noise / spread))
+
+
 def window(lo: int, hi: int, m: int) -> slice:
     return slice(max(lo, 0), min(hi, m))

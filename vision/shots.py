@@ -32,7 +32,7 @@ from rules.tables import TableSpec
 
 from .detections import PinObservation
 from .events import EventConfig, find_events
-from .paths import Paths, PinStates
+from .paths import Paths, PinStates, fit_with_error
 
 
 @dataclass(frozen=True)
@@ -362,13 +362,11 @@ class ShotSegmenter:
     def _drifted_to(self, tt: np.ndarray, p: np.ndarray, mean: np.ndarray) -> np.ndarray:
         """Positions ``p`` (k, 2) at times ``tt`` (k,; the last 0): the line's value at the last where they
         drift (``_end_positions``), else ``mean``."""
-        (slope, at_last), squares, *_ = np.polyfit(tt, p, 1, full=True)
-        speed = float(np.hypot(*slope))
-        spread = float(np.sum((tt - tt.mean()) ** 2))
-        if speed * -tt[0] <= self.c.end_drift_mm or spread <= 0.0:
+        line, error = fit_with_error(tt, p)
+        speed = float(np.hypot(*line.v))
+        if speed * -tt[0] <= self.c.end_drift_mm:
             return mean
-        noise = float(np.sum(squares)) / (2 * (len(tt) - 2))  # per coordinate, x and y pooled
-        return at_last if speed > self.c.end_drift_sigma * np.sqrt(noise / spread) else mean
+        return line.p0 if speed > self.c.end_drift_sigma * error else mean
 
 
 def _pin_states(frames: list[_Frame], table: TableSpec) -> PinStates | None:
