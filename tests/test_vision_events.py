@@ -905,6 +905,30 @@ def test_a_slow_ball_stopping_dead_on_a_resting_one_that_barely_moves_kissed_it(
         [(EventType.STRIKE, "cue")], ev
 
 
+def test_a_thin_kiss_that_nudges_a_resting_ball_a_mm_was_met():
+    """The balkline fixture clip (640x480, 30 fps) as the tracker saw it: the spot at 107 mm/s passes the resting
+    red, its path 1.7 mm into 2R of it, and goes on turned by under the kink; the red is nudged 1.4 mm away along
+    their line of centres (read 0.7-1.4 mm off over the quarter second after). No kink, no push of two moving
+    balls, no stop: only the nudge tells the kiss, which decides the point."""
+    paths, data = _recorded_paths("balkline_spot_thinly_kissing_the_resting_red.npz")
+    ev = find_events(paths, CAROM, strikers=("white", "spot")).events
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL]
+    assert [set(e.balls) for e in kisses] == [{"spot", "red"}] and \
+        abs(kisses[0].t - float(data["t_kiss"])) < 0.035, ev
+    assert not [e for e in ev if e.type is EventType.TOUCHED], ev
+
+
+def test_a_ball_passing_through_a_resting_balls_place_did_not_kiss_it_unless_it_was_nudged():
+    """The same pass with the red held at its resting reading throughout: the spot's path runs as far into 2R
+    of it, but a resting ball that is not read moved was not met."""
+    paths, _ = _recorded_paths("balkline_spot_thinly_kissing_the_resting_red.npz")
+    red = list(paths.balls).index("red")
+    xy = paths.xy.copy()
+    xy[red] = np.median(xy[red, :10], axis=0)
+    ev = find_events(Paths(paths.balls, paths.t, xy), CAROM, strikers=("white", "spot")).events
+    assert not [e for e in ev if e.type is EventType.BALL_BALL], ev
+
+
 def test_a_resting_ball_nudged_a_few_mm_with_no_ball_near_does_not_set_off():
     """The 12's path of bilhar seed 124 (a few mm nudge, then rest again) with the 3 taken away and only a ball
     far off on the table: with no ball at it, a crawl that short is a reading sliding on a resting ball (a

@@ -122,6 +122,11 @@ class EventConfig:
     touch_mm: float = 2.0
     roll_decel_mm_s2: float = 100.0
     nudge_mm: float = 1.0
+    # ... or, for a mover that goes on (a thin kiss: its path runs into the resting ball's place, see
+    # ``_dead_stop``), this much: the balkline fixture clip's red, nudged 1.4 mm at 640x480, read 0.7-1.4 mm off.
+    # A resting ball is held at one reading (a few hundredths of a mm of spread), and twice that spread still
+    # counts: a ball merely passed is read back where it rested.
+    thin_nudge_mm: float = 0.6
     # A soft kiss between two slow balls, neither at rest (``_softly_pushed_apart``): both under ``soft_mm_s``,
     # their velocities fitted over ``soft_frames`` a side, each pushed apart along the line of centres by at least
     # ``soft_push_mm_s`` and ``soft_push_t`` standard errors, the two pushes within ``soft_push_ratio``.
@@ -636,7 +641,11 @@ class _Finder:
         stopped dead on the other); and the resting ball, still before, is read displaced away from it along
         that line by ``nudge_mm`` or more (and twice its own noise), consistently over the frames that follow.
         (Chapó seed 117 too: the mingo at 69 mm/s kissing the resting 2 off its line, to 20 mm/s.) Timed where
-        the mover's fits before and after meet."""
+        the mover's fits before and after meet.
+
+        Or a thin kiss, the mover going on: its fitted path runs into 2R of the resting point, and the resting ball
+        is read displaced by ``thin_nudge_mm`` (the balkline fixture clip's spot past the red); timed where that
+        path reaches 2R."""
         xy = _bridged(self.p.xy, self.c.bridge_frames)
         n_rest = int(np.ceil(self.c.rest_s / self.dt))
         k_fit = 2 * self.c.fit_frames  # a slow ball's frames are a mm apart: the fit needs more of them
@@ -696,7 +705,12 @@ class _Finder:
         n = rest - at
         n = n / max(float(np.linalg.norm(n)), 1e-9)  # line of centres, mover to resting ball
         u0 = float(f.velocity(tc) @ n)
-        if u0 < self.c.slow_in_mm_s:
+        # A thin kiss: the mover's path runs into the resting ball's place, and it goes on, barely turned (a
+        # change under the kink, and no push of two moving balls: the kissed one moves a mm or two). Enough
+        # that it could nudge the resting ball the least distance read below, with rolling resistance alone.
+        least_push = float(np.sqrt(2 * self.c.roll_decel_mm_s2 * self.c.thin_nudge_mm))
+        thin = len(inside) > 0 and u0 >= least_push
+        if u0 < self.c.slow_in_mm_s and not thin:
             return None  # not going into it (or too slowly to nudge it a mm)
         # The mover stops dead along the line of centres: over ``rest_s`` after the contact rolling resistance
         # would carry it at least u0 tau - d tau^2 / 2 (or u0^2 / 2d, stopping) further along that line.
@@ -709,7 +723,8 @@ class _Finder:
         if not len(later):
             return None
         went = float((np.median(later, axis=0) - at) @ n)
-        if not (went <= free / 2 and free - went >= self.c.start_clear_mm / 2):
+        stopped = went <= free / 2 and free - went >= self.c.start_clear_mm / 2
+        if not (stopped or thin):
             return None
         # The resting ball, read displaced away from the mover along the line of centres over the ``rest_s``
         # from a few frames after the contact (a ball kissed to 15-20 mm/s needs that long to move a mm).
@@ -719,14 +734,16 @@ class _Finder:
             return None
         along = (post - rest) @ n
         across = np.abs((post - rest) @ np.array([-n[1], n[0]]))
-        least = max(self.c.nudge_mm, 2.0 * float(np.median(spread)))
+        nudge = self.c.nudge_mm if stopped else self.c.thin_nudge_mm
+        least = max(nudge, 2.0 * float(np.median(spread)))
         if not (np.median(along) >= least and np.mean(along >= least / 2) >= 0.75
                 and np.median(across) <= np.median(along)):
             return None
         # Timed where the mover's fits before and after meet (its kink): the fit's 2R from the resting point
         # hangs on a mm of blob drag in either reading, a few tens of ms at these speeds; the kink does not.
+        # (Not a thin kiss's mover: it goes on nearly straight, and two nearly parallel fits meet anywhere.)
         after = fit(t[window(kc + 1, kc + 1 + k_fit, big_m)], xy[a, window(kc + 1, kc + 1 + k_fit, big_m)])
-        if after is not None:
+        if after is not None and stopped:
             tc = _where_fits_meet(((f, after),), t[m0 - 1], t[min(k_min + 1, big_m - 1)])
         pair = tuple(sorted((self.p.balls[a], self.p.balls[b]), key=self.p.index))
         if any(e.type is EventType.BALL_BALL and set(e.balls or ()) == set(pair) and abs(e.t - tc) <= self.c.rest_s
