@@ -56,7 +56,9 @@ def clip_errors(folder: Path) -> dict[str, list[float]]:
     calib = read_calibration(next(folder.glob("*.calib.json")))
     truth = json.loads(next(folder.glob("*.truth.json")).read_text())["frames"][-1]["balls"]
     detector = BallDetector(calib.camera, calib.table)
-    found = detector.detect(frames[1], 0.0, detector.background_without_empty_table(frames[0]))
+    # The empty-table model as the replay paints it (``FrameDetector``), from the still frame it has.
+    model = detector.background_without_empty_table(frames[0], rounds=3, around_candidates=False)
+    found = detector.detect(frames[1], 0.0, model)
     out: dict[str, list[float]] = {}
     for ball, entry in truth.items():  # [x, y, u, v, occluded] for each ball on the cloth
         d = np.linalg.norm(found.xy - np.asarray(entry[:2]), axis=1) if len(found) else np.array([np.inf])
