@@ -929,6 +929,16 @@ def test_a_ball_passing_through_a_resting_balls_place_did_not_kiss_it_unless_it_
     assert not [e for e in ev if e.type is EventType.BALL_BALL], ev
 
 
+def test_a_ball_kissed_again_after_it_came_to_rest_from_an_earlier_kiss_was_met():
+    """Bilhar seed 118 as the tracker saw it: the 14 kisses the 7 at 3.52 s, which rolls a little and rests; at
+    4.30 s the cue ball at 60 mm/s kisses it again (it leaves at 13 mm/s, the cue ball goes on turned 15 degrees).
+    The test of a slow kiss on a resting ball waved it off for the 7's start 0.7 s before, long over."""
+    paths, data = _recorded_paths("bilhar_cue_kissing_the_7_at_rest_again.npz")
+    ev = find_events(paths, POOL, strikers=("cue",)).events
+    kisses = [e for e in ev if e.type is EventType.BALL_BALL and set(e.balls) == {"cue", "7"}]
+    assert len(kisses) == 1 and abs(kisses[0].t - float(data["t_kiss"])) < 0.02, ev
+
+
 def test_a_resting_ball_nudged_a_few_mm_with_no_ball_near_does_not_set_off():
     """The 12's path of bilhar seed 124 (a few mm nudge, then rest again) with the 3 taken away and only a ball
     far off on the table: with no ball at it, a crawl that short is a reading sliding on a resting ball (a
