@@ -164,8 +164,7 @@ class BallDetector:
         ``around_candidates``: paint only discs round ball candidates (best on the real frames, whose projector
         halo rings must stay). False: paint everything that differs wherever a ball's outline can be: a cue or
         a hand on the cloth in the first frames, and each ball's soft shadow, are painted out too, so they leave
-        no ghost when they move (the replay of a clip that starts with its balls on the table); not the chalk
-        lines (``chalk_lines``), which differ from the median as much and stay."""
+        no ghost when they move (the replay of a clip that starts with its balls on the table)."""
         small = cv2.resize(frame, (frame.shape[1] // self.scale, frame.shape[0] // self.scale),
                            interpolation=cv2.INTER_AREA)
         k = 2 * int(3 * self.radius_low) + 1
@@ -196,11 +195,10 @@ class BallDetector:
         for _ in range(rounds):
             fg = self.foreground(frame, model)
             if not around_candidates:
-                differs = (fg > 0.35).astype(np.uint8)
-                # The chalk lines differ from the wide median too: painted out, each was foreground in every frame
-                # after, and a ball resting against one was read with the line in its outline (Chapó seed 118's 1,
-                # 3.6 mm off, against its cabaña line).
-                low = cv2.dilate(differs & (1 - under_noses) & (1 - chalk_lines(differs)), grow) & outlines
+                # (The chalk lines differ from the wide median too and are painted out here: foreground in every
+                # frame after. Keeping them (9e8a3a7, reverted) read a ball against a line better, but the paint
+                # round a ball beside a line smeared the line into a blob every later frame differed from.)
+                low = cv2.dilate((fg > 0.35).astype(np.uint8) & (1 - under_noses), grow) & outlines
                 full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
                 painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
                 model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
@@ -669,35 +667,4 @@ class BallDetector:
         return m
 
 
-def chalk_lines(differs: np.ndarray) -> np.ndarray:
-    """The long, thin parts (uint8 0/1) of a mask of what differs from the cloth: the chalk lines (the baulk line
-    and its D, Chapó's lines, a balkline's boxes), a pixel or two wide at the reduced resolution and longer than
-    a ball is across. What lies along a line of ``_LINE_PX`` at some angle but fits no ``_THICK_PX`` square; a
-    ball, a pin, a cue, a hand and a ball's shadow all do."""
-    thick = cv2.morphologyEx(differs, cv2.MORPH_OPEN, _THICK)
-    # Looked for in the mask grown by a pixel: a line a pixel or two wide at a slant is a staircase that no
-    # straight kernel fits, grown it holds one at every angle.
-    grown = cv2.dilate(differs, _THICK)
-    long = np.zeros_like(differs)
-    for kernel in _LINE_KERNELS:
-        long |= cv2.morphologyEx(grown, cv2.MORPH_OPEN, kernel)
-    return long & differs & (1 - thick)
-
-
-def _line_kernel(length: int, angle_deg: float) -> np.ndarray:
-    """A one-pixel line of ``length`` through the centre of a square kernel, at ``angle_deg``."""
-    k = np.zeros((length, length), np.uint8)
-    c = (length - 1) / 2
-    dx, dy = np.cos(np.radians(angle_deg)) * c, np.sin(np.radians(angle_deg)) * c
-    cv2.line(k, (int(round(c - dx)), int(round(c - dy))), (int(round(c + dx)), int(round(c + dy))), 1)
-    return k
-
-
-_THICK_PX = 3  # reduced-resolution pixels: a chalk line (2-3 px at full resolution) is thinner; a pin (6) is not
-_THICK = np.ones((_THICK_PX, _THICK_PX), np.uint8)
-_LINE_PX = 21  # longer than a ball across at the reduced resolution, grown by a pixel (14-16 px at 1456 x 1088)
-_LINE_KERNELS = tuple(_line_kernel(_LINE_PX, a) for a in np.arange(0.0, 180.0, 15.0))
-
-
-__all__ = ["BallDetector", "DetectorConfig", "StageClock", "chalk_lines"]
-
+__all__ = ["BallDetector", "DetectorConfig", "StageClock"]
