@@ -906,7 +906,7 @@ def test_a_slow_ball_stopping_dead_on_a_resting_one_that_barely_moves_kissed_it(
 
 
 def test_a_thin_kiss_that_nudges_a_resting_ball_a_mm_was_met():
-    """The balkline fixture clip (640x480, 30 fps) as the tracker saw it: the spot at 107 mm/s passes the resting
+    """The balkline fixture clip (640x480, 30 fps) as the tracker saw it: the spot at about 110 mm/s passes the resting
     red, its path 1.7 mm into 2R of it, and goes on turned by under the kink; the red is nudged 1.4 mm away along
     their line of centres (read 0.7-1.4 mm off over the quarter second after). No kink, no push of two moving
     balls, no stop: only the nudge tells the kiss, which decides the point."""

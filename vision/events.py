@@ -708,9 +708,9 @@ class _Finder:
         n = rest - at
         n = n / max(float(np.linalg.norm(n)), 1e-9)  # line of centres, mover to resting ball
         u0 = float(f.velocity(tc) @ n)
-        # A thin kiss: the mover's path runs into the resting ball's place, and it goes on, barely turned (a
-        # change under the kink, and no push of two moving balls: the kissed one moves a mm or two). Enough
-        # that it could nudge the resting ball the least distance read below, with rolling resistance alone.
+        # A thin kiss: the mover's path runs into the resting ball's place and it goes on, barely turned (a turn
+        # over the kink is ``ball_ball``'s, already in ``found``), the kissed one moving a mm or two. Going in
+        # fast enough to nudge it the least distance read below, against rolling resistance alone.
         least_push = float(np.sqrt(2 * self.c.roll_decel_mm_s2 * self.c.thin_nudge_mm))
         thin = len(inside) > 0 and u0 >= least_push
         if u0 < self.c.slow_in_mm_s and not thin:
@@ -745,9 +745,10 @@ class _Finder:
         # Timed where the mover's fits before and after meet (its kink): the fit's 2R from the resting point
         # hangs on a mm of blob drag in either reading, a few tens of ms at these speeds; the kink does not.
         # (Not a thin kiss's mover: it goes on nearly straight, and two nearly parallel fits meet anywhere.)
-        after = fit(t[window(kc + 1, kc + 1 + k_fit, big_m)], xy[a, window(kc + 1, kc + 1 + k_fit, big_m)])
-        if after is not None and stopped:
-            tc = _where_fits_meet(((f, after),), t[m0 - 1], t[min(k_min + 1, big_m - 1)])
+        if stopped:
+            after = fit(t[window(kc + 1, kc + 1 + k_fit, big_m)], xy[a, window(kc + 1, kc + 1 + k_fit, big_m)])
+            if after is not None:
+                tc = _where_fits_meet(((f, after),), t[m0 - 1], t[min(k_min + 1, big_m - 1)])
         pair = tuple(sorted((self.p.balls[a], self.p.balls[b]), key=self.p.index))
         if any(e.type is EventType.BALL_BALL and set(e.balls or ()) == set(pair) and abs(e.t - tc) <= self.c.rest_s
                for e in found):
