@@ -36,6 +36,7 @@ from calibration.pose import nose_height_mm
 from rules.tables import TableSpec
 from vision.arrays import clamp, distances, shrink
 from vision.background import BackgroundModel, DifferenceParams, soft_difference
+from vision.chalk_lines import chalk_lines, painted_keeping_lines
 from vision.ball_geometry import BallGeometry
 from vision.detections import Detections
 from vision.ray_fit import N_RAYS, RayFit, fit_balls
@@ -164,7 +165,9 @@ class BallDetector:
         ``around_candidates``: paint only discs round ball candidates (best on the real frames, whose projector
         halo rings must stay). False: paint everything that differs wherever a ball's outline can be: a cue or
         a hand on the cloth in the first frames, and each ball's soft shadow, are painted out too, so they leave
-        no ghost when they move (the replay of a clip that starts with its balls on the table)."""
+        no ghost when they move (the replay of a clip that starts with its balls on the table); not the chalk
+        lines, which differ from the median as much and stay, carried through where a ball stood on one
+        (``vision.chalk_lines``)."""
         small = cv2.resize(frame, (frame.shape[1] // self.scale, frame.shape[0] // self.scale),
                            interpolation=cv2.INTER_AREA)
         k = 2 * int(3 * self.radius_low) + 1
@@ -187,21 +190,30 @@ class BallDetector:
         # the hole, and a ball dropping in was read against it as meeting the cushion beside it.)
         under_noses = (self._polygon_mask(self.geometry.play_area_polygon(-3.0, z=nose_height_mm(self.table)))
                        & ~self._polygon_mask(self.geometry.play_area_polygon(3.0, z=0.0))).astype(np.uint8)
+        # The chalk lines (the baulk line and its D, Chapó's lines, a balkline's) are kept in the model as the
+        # frame has them (``vision.chalk_lines``). Only on the cloth a ball's radius clear of the cushions and away
+        # from the pockets' mouths: the edges of a jaw, a pocket's hole or a cushion's nose are long and thin too,
+        # and kept as lines they left the paint round a ball dropping into a corner without their colours (the
+        # Chapó fixture clip's Mingo then read meeting both jaws).
+        on_cloth = self._polygon_mask(self.geometry.play_area_polygon(self.table.ball_radius, z=0.0)).astype(np.uint8)
         for pocket in self.table.pockets:
             mouth = np.mean(np.array(pocket.jaws + (pocket.drop,)), axis=0)
             low = self.to_low(self.camera.table_to_image(mouth[None], 0.0))[0]
             reach = (pocket.mouth / 2 + 2 * self.table.ball_radius) * self._ppm_low
-            cv2.circle(under_noses, (int(round(low[0])), int(round(low[1]))), int(np.ceil(reach)), 0, -1)
+            for m in (under_noses, on_cloth):
+                cv2.circle(m, (int(round(low[0])), int(round(low[1]))), int(np.ceil(reach)), 0, -1)
+        lines = np.zeros(frame.shape[:2], np.uint8)
         for _ in range(rounds):
             fg = self.foreground(frame, model)
             if not around_candidates:
-                # (The chalk lines differ from the wide median too and are painted out here: foreground in every
-                # frame after. Keeping them (9e8a3a7, reverted) read a ball against a line better, but the paint
-                # round a ball beside a line smeared the line into a blob every later frame differed from.)
-                low = cv2.dilate((fg > 0.35).astype(np.uint8) & (1 - under_noses), grow) & outlines
+                differs = (fg > 0.35).astype(np.uint8)
+                line = chalk_lines(differs) & on_cloth
+                low = cv2.dilate(differs & (1 - under_noses) & (1 - line), grow) & outlines
                 full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
                 painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
-                model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
+                full = cv2.resize(line, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
+                lines[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
+                model = BackgroundModel(painted_keeping_lines(frame, painted, lines), self.scale)
                 continue
             # Only around ball candidates, a little beyond their edge: painting every pixel that differs from the
             # rough estimate would also paint the cushions' faces by the pockets, bleeding the rails' colour into
@@ -246,12 +258,19 @@ class BallDetector:
             centres = np.concatenate([found.px, rough_found.px, loose])
             reach = np.concatenate([1.3 * found.radius_px, 1.3 * rough_found.radius_px,
                                     np.full(len(loose), 1.8 * self.radius_low * self.scale)])
-            for (x, y), r in zip(centres, reach):
+            # Under the balls themselves the cloth, not a chalk line carried through: a ball on a line then differs
+            # from the model as from the cloth, not from the line across it (sinuca seed 138's green on the baulk
+            # line, a stripe of line with a faint disc round it, was never found).
+            under_balls = np.zeros_like(painted)
+            silhouettes = np.concatenate([found.radius_px, rough_found.radius_px,
+                                          np.full(len(loose), self.radius_low * self.scale)]) + 1.0
+            for (x, y), r, s in zip(centres, reach, silhouettes):
                 cv2.circle(discs, (int(round(x)), int(round(y))), int(np.ceil(r)), 1, -1)
+                cv2.circle(under_balls, (int(round(x)), int(round(y))), int(np.ceil(s)), 1, -1)
             full_outlines = cv2.resize(outlines, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
             discs[y0:y0 + full_outlines.shape[0], x0:x0 + full_outlines.shape[1]] &= full_outlines
-            if (discs > painted).any():
-                model = BackgroundModel(cv2.inpaint(frame, painted | discs, 5, cv2.INPAINT_TELEA), self.scale)
+            if (discs > painted).any() or lines.any():
+                model = BackgroundModel(painted_keeping_lines(frame, painted | discs, lines, under_balls), self.scale)
         return model
 
     # --- detection --------------------------------------------------------------------------------------------
