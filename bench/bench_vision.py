@@ -271,8 +271,10 @@ def diagnose(e: Event, truth_frames: list[dict], feed: Feed, table, fps: float, 
             if seen.any():
                 info["err_mm"] = round(float(np.nanmedian(err)), 1)
                 # another ball's truth nearer vision's reading: identity
-                others = [np.nanmedian(np.linalg.norm(pv - xy_true[o, near], axis=1))
-                          for o in range(len(balls)) if o != b and _kind(balls[o]) != _kind(ball)]
+                # (not the balls off the table then: their truth is NaN throughout)
+                apart = [np.linalg.norm(pv - xy_true[o, near], axis=1)
+                         for o in range(len(balls)) if o != b and _kind(balls[o]) != _kind(ball)]
+                others = [np.nanmedian(d) for d in apart if not np.isnan(d).all()]
                 if others and np.nanmin(others) < info["err_mm"] and np.nanmin(others) < 15:
                     info["looks_like_other"] = True
             if seen.sum() < 0.5 * len(kv):
