@@ -191,11 +191,12 @@ class BallDetector:
         under_noses = (self._polygon_mask(self.geometry.play_area_polygon(-3.0, z=nose_height_mm(self.table)))
                        & ~self._polygon_mask(self.geometry.play_area_polygon(3.0, z=0.0))).astype(np.uint8)
         # The chalk lines (the baulk line and its D, Chapó's lines, a balkline's) are kept in the model as the
-        # frame has them (``vision.chalk_lines``). Only on the cloth a ball's radius clear of the cushions and away
-        # from the pockets' mouths: the edges of a jaw, a pocket's hole or a cushion's nose are long and thin too,
-        # and kept as lines they left the paint round a ball dropping into a corner without their colours (the
-        # Chapó fixture clip's Mingo then read meeting both jaws).
-        on_cloth = self._polygon_mask(self.geometry.play_area_polygon(self.table.ball_radius, z=0.0)).astype(np.uint8)
+        # frame has them (``vision.chalk_lines``), wherever a ball's outline can be (long, thin edges along a
+        # cushion's nose too: kept, not painted and grown, Chapó 200's rest p99 1.83 -> 1.42 mm against a ball's
+        # radius clear of the cushions), but not at the pockets' mouths: the edges of a jaw and a pocket's hole are
+        # long and thin too, and kept as lines they left the paint round a ball dropping into a corner without
+        # their colours (the Chapó fixture clip's Mingo then read meeting both jaws).
+        on_cloth = outlines.copy()
         for pocket in self.table.pockets:
             mouth = np.mean(np.array(pocket.jaws + (pocket.drop,)), axis=0)
             low = self.to_low(self.camera.table_to_image(mouth[None], 0.0))[0]
