@@ -24,7 +24,7 @@ def chalk_lines(differs: np.ndarray) -> np.ndarray:
     # ... of some size: a line straddling the pixels is 3 wide here and there, and such a stretch fitting the square
     # was taken for a blob, painted and grown, and the line had holes along it (sinuca seed 138's baulk line by the
     # green).
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(thick, connectivity=8)
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(thick, connectivity=8)
     thick = (stats[:, cv2.CC_STAT_AREA] >= _MIN_BLOB_PX)[labels].astype(np.uint8) & thick
     # Looked for in the mask grown by a pixel: a line a pixel or two wide at a slant is a staircase that no
     # straight kernel fits, grown it holds one at every angle.
@@ -135,12 +135,14 @@ def _bridge(frame: np.ndarray, out: np.ndarray, in_hole: np.ndarray, origin: tup
     ca = axis_point + ((ca - axis_point) @ u) * u
     cb = axis_point + ((cb - axis_point) @ u) * u
     length = float((cb - ca) @ u)
+    if length < 2.0:
+        return
     half = float(np.percentile(np.abs((np.concatenate([on_a, on_b]) - axis_point) @ normal), 95)) + 1.0
     ys, xs = np.nonzero(in_hole)
     rel = np.stack([xs, ys], axis=1) - ca
     t, s = rel @ u, rel @ normal
     band = (t >= 0) & (t <= length) & (np.abs(s) <= half)
-    if length < 2.0 or not band.any():
+    if not band.any():
         return
     t, s, xs, ys = t[band], s[band], xs[band], ys[band]
     # From a pixel's offset across the line, just beyond each end (by the band's half-width: the hole's edge may

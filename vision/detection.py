@@ -196,19 +196,19 @@ class BallDetector:
         # radius clear of the cushions), but not at the pockets' mouths: the edges of a jaw and a pocket's hole are
         # long and thin too, and kept as lines they left the paint round a ball dropping into a corner without
         # their colours (the Chapó fixture clip's Mingo then read meeting both jaws).
-        on_cloth = outlines.copy()
+        where_lines = outlines.copy()
         for pocket in self.table.pockets:
             mouth = np.mean(np.array(pocket.jaws + (pocket.drop,)), axis=0)
             low = self.to_low(self.camera.table_to_image(mouth[None], 0.0))[0]
             reach = (pocket.mouth / 2 + 2 * self.table.ball_radius) * self._ppm_low
-            for m in (under_noses, on_cloth):
+            for m in (under_noses, where_lines):
                 cv2.circle(m, (int(round(low[0])), int(round(low[1]))), int(np.ceil(reach)), 0, -1)
         lines = np.zeros(frame.shape[:2], np.uint8)
         for _ in range(rounds):
             fg = self.foreground(frame, model)
             if not around_candidates:
                 differs = (fg > 0.35).astype(np.uint8)
-                line = chalk_lines(differs) & on_cloth
+                line = chalk_lines(differs) & where_lines
                 low = cv2.dilate(differs & (1 - under_noses) & (1 - line), grow) & outlines
                 full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
                 painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
