@@ -876,6 +876,16 @@ def test_a_slow_kiss_of_a_resting_ball_is_not_timed_where_the_blobs_merging_read
     assert [e.balls for e in kisses] == [("3", "7")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, ev
 
 
+def test_a_resting_ball_setting_off_just_after_a_fast_ball_reached_2r_of_it_was_kissed_then():
+    """Sinuca seed 147 as the tracker saw it: the cue ball at 224 mm/s kisses a resting red away at 33 mm/s. Neither
+    change of velocity comes near the kink's 80 mm/s; the red's onset is read 43 ms late and the two blobs, one for
+    three frames, part with a kink of their own 39 ms late. The cue ball's fits reach 2R of the red 4.5 ms early,
+    just before the red sets off: that is the kiss."""
+    paths, data = _recorded_paths("sinuca_cue_reaching_a_red_that_sets_off_late.npz")
+    kisses = [e for e in find_events(paths, SINUCA, strikers=("cue",)).events if e.type is EventType.BALL_BALL]
+    assert [e.balls for e in kisses] == [("cue", "red15")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, kisses
+
+
 def test_a_soft_kiss_of_two_rolling_balls_whose_fits_only_graze_2r_shows_as_their_push_apart():
     """Bilhar seed 100 as the tracker saw it: the 6 at 113 mm/s kisses the 14, creeping at 29 mm/s (the 6 leaves at
     31 mm/s turned 40 degrees, the 14 at 69 turned 106). One blob at the contact's frame, then the 6 read 1.8 mm long:
