@@ -12,7 +12,7 @@ import pytest
 from calibration.camera import CameraModel
 from rules.tables import DEFAULT_PRESET, preset
 from tests.vision_scenes import BallSpec, Scene, render
-from vision.crop_classifier import MODELS, PATCH, CropClassifier, ball_patches
+from vision.crop_classifier import LEVELS, MODELS, PATCH, CropClassifier, ball_patches, fastest
 from vision.detection import BallDetector
 from vision.identity import BallIdentifier
 
@@ -43,6 +43,46 @@ def test_the_committed_models_load_and_name_their_kinds(family, kinds):
     p = clf.kind_probs(frame, np.array([[100.0, 100.0], [50.0, 60.0]]), np.array([12.0, 12.0]))
     assert p.shape == (2, kinds)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["bilhar", "carom"])
+def test_every_optimisation_level_tried_reads_the_same_probabilities(family):
+    """The session kept is whichever level runs soonest on this machine, so the levels must not change what the
+    net says: the same kind probabilities to 1e-4 on real ball patches."""
+    import onnxruntime as ort
+
+    frame, det, _ = next(_sim_frames("three_cushion" if family == "carom" else "bilhar", 1, seed=3))
+    patches = ball_patches(frame, det.px, det.radius_px)
+    assert len(patches) >= 3
+    probs = []
+    for level in LEVELS:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+        session = ort.InferenceSession(str(MODELS / f"identity_{family}.onnx"), options,
+                                       providers=["CPUExecutionProvider"])
+        logits = session.run(None, {session.get_inputs()[0].name: patches})[0].astype(np.float64)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs.append(p / p.sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(probs[0], probs[1], atol=1e-4)
+
+
+def test_the_classifier_keeps_the_session_that_runs_soonest():
+    """Timed by the clock it is given, on a batch of four patches, after a warm-up run each."""
+    now = [0.0]
+
+    class Session:
+        def __init__(self, cost: float) -> None:
+            self.cost, self.runs = cost, 0
+
+        def run(self, outputs, feeds):
+            assert feeds["patches"].shape == (4, 3, PATCH, PATCH)
+            self.runs += 1
+            now[0] += self.cost
+
+    slow, quick = Session(1.27e-3), Session(0.23e-3)
+    assert fastest([slow, quick], "patches", clock=lambda: now[0]) is quick
+    assert fastest([quick, slow], "patches", clock=lambda: now[0]) is quick
+    assert slow.runs == quick.runs == 8  # a warm-up and three timed runs, twice
 
 
 def _sim_frames(discipline: str, n: int, seed: int):
