@@ -886,6 +886,16 @@ def test_a_resting_ball_setting_off_just_after_a_fast_ball_reached_2r_of_it_was_
     assert [e.balls for e in kisses] == [("cue", "red15")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.01, kisses
 
 
+def test_a_slow_kiss_whose_merged_readings_are_both_late_is_timed_by_the_clean_approach():
+    """Sinuca seed 250 as the tracker saw it: the cue ball at 70 mm/s kisses a resting red away at 32 mm/s. The red's
+    onset and the cue ball's first arrival at 2R of its resting point, both read off the frames the two blobs are
+    one, agree on 26 ms late; the cue ball's approach, fitted while still clear of the red, says 8 ms early. Over a
+    frame before both, the approach is the time (the median of the three took the two late ones)."""
+    paths, data = _recorded_paths("sinuca_cue_kissing_a_red_both_merged_readings_late.npz")
+    kisses = [e for e in find_events(paths, SINUCA, strikers=("cue",)).events if e.type is EventType.BALL_BALL]
+    assert [e.balls for e in kisses] == [("cue", "red8")] and abs(kisses[0].t - float(data["t_kiss"])) < 0.015, kisses
+
+
 def test_a_soft_kiss_of_two_rolling_balls_whose_fits_only_graze_2r_shows_as_their_push_apart():
     """Bilhar seed 100 as the tracker saw it: the 6 at 113 mm/s kisses the 14, creeping at 29 mm/s (the 6 leaves at
     31 mm/s turned 40 degrees, the 14 at 69 turned 106). One blob at the contact's frame, then the 6 read 1.8 mm long:
