@@ -122,13 +122,11 @@ def _bridge(frame: np.ndarray, out: np.ndarray, in_hole: np.ndarray, origin: tup
         if min(len(run_a), len(run_b)) == 0 or min(run_a.max(), run_b.max()) < _MIN_RUN_PX or \
                 len(on_a) < _DENSITY * run_a.max() or len(on_b) < _DENSITY * run_b.max():
             return
-        vx, vy, px, py = cv2.fitLine(np.concatenate([on_a, on_b]).astype(np.float32), cv2.DIST_L2, 0, 0.01,
-                                     0.01).ravel()
-        fitted = np.array([vx, vy], dtype=np.float64)
-        if abs(float(fitted @ u)) < _COS_ALONG or abs(float(_direction(on_a) @ _direction(on_b))) < _COS_SIDES:
+        fitted, point = _fit_line(np.concatenate([on_a, on_b]))
+        if abs(float(fitted @ u)) < _COS_ALONG or abs(float(_fit_line(on_a)[0] @ _fit_line(on_b)[0])) < _COS_SIDES:
             return
         u = fitted if fitted @ u > 0 else -fitted
-        axis_point = np.array([px, py], dtype=np.float64)
+        axis_point = point
     normal = np.array([-u[1], u[0]])
     # The ends' places on the line's axis: the centre of a hole's edge pixels can lie off it (where another line
     # meets it there too), and a bridge from there carried the line across shifted sideways.
@@ -155,10 +153,10 @@ def _bridge(frame: np.ndarray, out: np.ndarray, in_hole: np.ndarray, origin: tup
     out[ys + oy, xs + ox] = np.clip((1 - f) * from_a + f * from_b + 0.5, 0, 255).astype(np.uint8)
 
 
-def _direction(pts: np.ndarray) -> np.ndarray:
-    """The unit direction of the straight line fitted to pixels (N, 2)."""
-    vx, vy, _, _ = cv2.fitLine(pts.astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
-    return np.array([vx, vy], dtype=np.float64)
+def _fit_line(pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The straight line fitted to pixels (N, 2): its unit direction and a point on it."""
+    vx, vy, px, py = cv2.fitLine(pts.astype(np.float32), cv2.DIST_L2, 0, 0.01, 0.01).ravel()
+    return np.array([vx, vy], dtype=np.float64), np.array([px, py], dtype=np.float64)
 
 
 def _sample(image: np.ndarray, xy: np.ndarray) -> np.ndarray:

@@ -41,8 +41,8 @@ def ball_patches(frame: np.ndarray, px: np.ndarray, radius: np.ndarray) -> np.nd
 # onnxruntime's graph optimisations tried, each session built at one level and the faster kept (``fastest``). The
 # full level's layout rewrite (NCHWc, x86 with AVX-512) is worth more or less than nothing by net and CPU: on this
 # machine it made the bilhar net five times slower (1.27 ms a patch against 0.23 at the extended level) and the
-# carom net twice as fast (0.024 against 0.053). The logits agree to 3e-5. (MLAS's NCHWc kernels are x86's: on
-# the Pi's ARM cores the two levels are the same.)
+# carom net twice as fast (0.024 against 0.053). The probabilities agree to 1e-4 (tested). MLAS's NCHWc kernels
+# are x86's, so on the Pi's ARM cores the two levels should time alike (not measured there): either is kept.
 LEVELS = ("ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL")
 
 

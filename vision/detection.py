@@ -176,6 +176,12 @@ class BallDetector:
         rough_model = model = BackgroundModel(rough, self.scale)
         lw, lh = self._low_size
         y0, x0 = self.window[0].start, self.window[1].start
+
+        def add_low(full_mask: np.ndarray, low: np.ndarray) -> None:
+            """OR a reduced-resolution mask of the search window into a frame-sized one (in place)."""
+            up = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
+            full_mask[y0:y0 + up.shape[0], x0:x0 + up.shape[1]] |= up
+
         grow = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * int(0.5 * self.radius_low) + 1,) * 2)
         painted = np.zeros(frame.shape[:2], np.uint8)
         # Only where a ball's outline can be: painting over the cushions would bleed the rails' colour in.
@@ -209,11 +215,8 @@ class BallDetector:
             if not around_candidates:
                 differs = (fg > 0.35).astype(np.uint8)
                 line = chalk_lines(differs) & where_lines
-                low = cv2.dilate(differs & (1 - under_noses) & (1 - line), grow) & outlines
-                full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
-                painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
-                full = cv2.resize(line, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
-                lines[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
+                add_low(painted, cv2.dilate(differs & (1 - under_noses) & (1 - line), grow) & outlines)
+                add_low(lines, line)
                 model = BackgroundModel(painted_keeping_lines(frame, painted, lines), self.scale)
                 continue
             # Only around ball candidates, a little beyond their edge: painting every pixel that differs from the
@@ -224,9 +227,7 @@ class BallDetector:
             low = np.zeros(fg.shape, np.uint8)
             for x, y in pts:
                 cv2.circle(low, (int(x), int(y)), int(np.ceil(1.35 * self.radius_low)), 1, -1)
-            low &= cv2.dilate((fg > 0.35).astype(np.uint8), grow)
-            full = cv2.resize(low, (lw * self.scale, lh * self.scale), interpolation=cv2.INTER_NEAREST)
-            painted[y0:y0 + full.shape[0], x0:x0 + full.shape[1]] |= full
+            add_low(painted, low & cv2.dilate((fg > 0.35).astype(np.uint8), grow))
             model = BackgroundModel(cv2.inpaint(frame, painted, 5, cv2.INPAINT_TELEA), self.scale)
         if not around_candidates:
             # A ball nearly the cloth's colour (snooker's green on green cloth) stays under the cut above over its

@@ -115,7 +115,7 @@ class EventConfig:
     passing_frames: int = 3
     slow_pass_mm_s: float = 300.0  # a passing ball slower than this: the contact it made is timed by the onset
     passing_late_s: float = 0.15  # ... or up to this long after it (a ball is read setting off early, never late)
-    reached_pass_mm_s: float = 150.0  # ... a faster one is timed where the fits reach 2R (``_sets_off_as_reached``)
+    reached_pass_mm_s: float = 150.0  # a pass this fast whose fits reach 2R just before the ball sets off met it then
     approach_clear_mm: float = 2.5  # ... and by its approach, fitted over its frames this far off 2R (``_arrival``)
     # A slow ball kissing a resting one that barely moves (see ``dead_stops``): it comes within ``touch_mm`` of 2R
     # of it (read positions: a mm or two of error), stops along the line of centres far short of where rolling
